@@ -1,0 +1,102 @@
+"""Command bodies shared by the Typer app and the fast path: one service call, then render.
+
+Kept free of Typer so that hot commands (log, context) start without importing it.
+"""
+from __future__ import annotations
+
+import sys
+
+from .render import human, machine
+
+
+def service(workspace=None, session=None, timeout=None):
+    from .service import MemoryService
+    return MemoryService(workspace, session=session, timeout=timeout)
+
+
+def read_text(text: str | None, what: str = "text") -> str:
+    """TEXT, or stdin for '-' or when TEXT is missing and stdin is not a terminal."""
+    from .errors import UsageError
+    if text == "-" or (text is None and not sys.stdin.isatty()):
+        data = sys.stdin.buffer.read()
+        try:
+            # One trailing newline is how shells end text, not part of the message.
+            return data.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError as exc:
+            raise UsageError(f"stdin is not valid UTF-8 (byte {exc.start})",
+                             "convert it first, for example with iconv -t UTF-8") from None
+    if text is None:
+        raise UsageError(f"no {what} given", f"pass the {what} as an argument or pipe it in")
+    return text
+
+
+def do_init(path, *, no_gitignore=False, as_json=False, quiet=False, workspace=None):
+    result = service(workspace).init_workspace(path, gitignore=not no_gitignore)
+    if as_json:
+        return machine.emit_json(result)
+    if result["created"]:
+        human.lines([f"initialised {result['db']}"])
+    else:
+        human.lines([f"already initialised: {result['db']} (nothing changed)"])
+    if result["gitignore"] == "added":
+        human.note("added .ekko/ to .gitignore (memory stays private)", quiet=quiet)
+
+
+def do_log(text, *, session=None, role="user", parent=None, meta=(), jsonl=None,
+           as_json=False, quiet=False, workspace=None):
+    svc = service(workspace, session)
+    with svc:
+        if jsonl is not None:
+            messages = svc.log_jsonl(_read_lines(jsonl), session=session)
+        else:
+            body = read_text(text, "message text")
+            messages = [svc.log_message(body, session=session, role=role, parent=parent,
+                                        meta=list(meta))]
+    if as_json:
+        return machine.emit_jsonl(messages)
+    if not quiet:
+        human.lines([m["id"] for m in messages])
+
+
+def _read_lines(source: str):
+    from .errors import UsageError
+    if source == "-":
+        data = sys.stdin.buffer.read()
+    else:
+        try:
+            with open(source, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise UsageError(f"cannot read {source}: {exc.strerror}",
+                             "check the path, or pass - for stdin") from None
+    try:
+        return data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{source} is not valid UTF-8 (byte {exc.start})",
+                         "convert it first, for example with iconv -t UTF-8") from None
+
+
+def do_history(*, session=None, limit=20, as_json=False, color=False, workspace=None):
+    with service(workspace, session) as svc:
+        result = svc.history(session=session, limit=limit)
+    if as_json:
+        return machine.emit_jsonl(result["messages"])
+    rows = [[m["createdAt"], m["id"], m["role"], human.short(m["content"], 80)]
+            for m in result["messages"]]
+    human.table(f"session {result['sessionId']}", ["time", "id", "role", "content"], rows,
+                color=color)
+
+
+def do_migrate(*, status=False, dry_run=False, as_json=False, workspace=None):
+    result = service(workspace).migration_report(status=status, dry_run=dry_run)
+    if as_json:
+        return machine.emit_json(result)
+    out = [f"{result['db']}: schema version {result['version']} (latest {result['latest']})"]
+    if status:
+        out += [f"applied  {m['version']:03d} {m['name']} at {m['appliedAt']}"
+                for m in result["applied"]]
+    out += [f"{'would apply' if dry_run else 'pending'}  {n:03d} {name}"
+            for n, name in result["pending"] if status or dry_run]
+    if not status and not dry_run:
+        out += [f"applied  {name}" for name in result["appliedNow"]] or ["nothing to apply"]
+    human.lines(out)

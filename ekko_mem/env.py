@@ -1,0 +1,105 @@
+"""The outside world in one place: paths, workspace discovery, the clock, the terminal."""
+from __future__ import annotations
+
+import os
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import StoreUnavailable, UsageError
+
+DB_NAME = "memory.db"
+DIR_NAME = ".ekko"
+DEFAULT_SESSION = "default"
+
+
+def format_time(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + (
+        f"{moment.microsecond // 1000:03d}Z"
+    )
+
+
+def parse_time(text: str) -> datetime:
+    """ISO-8601; a bare date or a time without zone is taken as UTC."""
+    value = text.strip()
+    if value.endswith(("Z", "z")):
+        value = value[:-1] + "+00:00"
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+class Env:
+    """Environment variables, working folder and clock, passed in so tests stay deterministic."""
+
+    def __init__(self, environ: dict | None = None, cwd: str | Path | None = None) -> None:
+        self.environ = dict(os.environ if environ is None else environ)
+        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+
+    # -- clock -------------------------------------------------------------------------------
+    def now(self) -> datetime:
+        fixed = self.environ.get("EKKO_NOW")
+        if fixed:
+            try:
+                return parse_time(fixed)
+            except ValueError:
+                raise UsageError(
+                    f"EKKO_NOW is not an ISO-8601 time: {fixed!r}",
+                    "set it like EKKO_NOW=2026-01-31T12:00:00Z or unset it",
+                ) from None
+        return datetime.now(timezone.utc)
+
+    def now_iso(self) -> str:
+        return format_time(self.now())
+
+    # -- identity ----------------------------------------------------------------------------
+    def session(self, given: str | None = None) -> str:
+        return given or self.environ.get("EKKO_SESSION") or DEFAULT_SESSION
+
+    def user_id(self) -> str:
+        return self.environ.get("EKKO_USER") or self.environ.get("USER") or "local"
+
+    @property
+    def debug(self) -> bool:
+        return self.environ.get("EKKO_DEBUG", "") not in ("", "0")
+
+    # -- paths -------------------------------------------------------------------------------
+    def user_home(self) -> Path:
+        given = self.environ.get("EKKO_HOME")
+        return Path(given).expanduser() if given else Path.home() / DIR_NAME
+
+    def user_db(self) -> Path:
+        return self.user_home() / DB_NAME
+
+    def workspace_root(self, given: str | Path | None = None) -> Path:
+        """The folder holding `.ekko/`: --workspace, EKKO_WORKSPACE, or found upward as git does."""
+        explicit = given or self.environ.get("EKKO_WORKSPACE")
+        if explicit:
+            return (self.cwd / Path(explicit).expanduser()).resolve()
+        found = self.find_workspace()
+        if found is None:
+            raise StoreUnavailable(
+                f"no workspace memory found in {self.cwd} or any folder above it",
+                "run 'ekko-mem init' in your project, or pass --workspace PATH",
+            )
+        return found
+
+    def find_workspace(self) -> Path | None:
+        home = self.user_home().resolve()
+        start = self.cwd.resolve()
+        for folder in (start, *start.parents):
+            marker = folder / DIR_NAME
+            # The user store lives in ~/.ekko too; it is not a workspace.
+            if marker.is_dir() and marker.resolve() != home:
+                return folder
+        return None
+
+    def is_tty(self, stream=None) -> bool:
+        stream = stream or sys.stdout
+        return bool(getattr(stream, "isatty", lambda: False)())
+
+    def color(self) -> bool:
+        if "NO_COLOR" in self.environ or self.environ.get("TERM") == "dumb":
+            return False
+        return self.is_tty()

@@ -1,0 +1,64 @@
+"""Errors as values: every failure a user can see has one stable exit code."""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    OK = 0
+    ERROR = 1
+    USAGE = 2
+    NEEDS_CONFIRMATION = 3
+    REJECTED = 4
+    NOT_FOUND = 5
+    STORE_UNAVAILABLE = 6
+    INTERRUPTED = 130
+
+
+class EkkoError(Exception):
+    """A failure with a plain message and a hint naming the next thing to try."""
+
+    code = ExitCode.ERROR
+    slug = "error"
+
+    def __init__(self, message: str, hint: str = "", *, data: dict | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.data = data or {}
+
+    def line(self) -> str:
+        text = f"ekko-mem: {self.message}"
+        return f"{text}; {self.hint}" if self.hint else text
+
+    def as_dict(self) -> dict:
+        out = {"error": self.slug, "message": self.message, "exitCode": int(self.code)}
+        if self.hint:
+            out["hint"] = self.hint
+        out.update(self.data)
+        return out
+
+
+class UsageError(EkkoError):
+    code = ExitCode.USAGE
+    slug = "usage"
+
+
+class NeedsConfirmation(EkkoError):
+    code = ExitCode.NEEDS_CONFIRMATION
+    slug = "needs_confirmation"
+
+
+class Rejected(EkkoError):
+    code = ExitCode.REJECTED
+    slug = "rejected"
+
+
+class NotFound(EkkoError):
+    code = ExitCode.NOT_FOUND
+    slug = "not_found"
+
+
+class StoreUnavailable(EkkoError):
+    code = ExitCode.STORE_UNAVAILABLE
+    slug = "store_unavailable"

@@ -1,0 +1,259 @@
+"""The design's types as pydantic v2 models, with the design's camelCase JSON names.
+
+Inside ekko-mem records travel as plain dicts of exactly this shape (pydantic costs ~55 ms to
+import, more than a whole `ekko-mem log`); these models validate what comes from outside
+(LLM answers, imports, agent tool calls), define the JSON Schemas that `ekko-mem schema`
+prints, and a contract test checks that what the store returns validates against them.
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .policy.vocab import (
+    ACTORS, EXTRACT_OPERATIONS, OMIT_REASONS, OPERATIONS, ROLES, SCOPES, STATUSES, TYPES,
+)
+
+Role = Literal[ROLES]  # type: ignore[valid-type]
+Scope = Literal[SCOPES]  # type: ignore[valid-type]
+NodeType = Literal[TYPES]  # type: ignore[valid-type]
+Status = Literal[STATUSES]  # type: ignore[valid-type]
+Actor = Literal[ACTORS]  # type: ignore[valid-type]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class MemoryMessage(Model):
+    id: str
+    sessionId: str
+    parentId: Optional[str] = None
+    role: Role
+    content: str
+    metadata: Optional[Dict[str, Any]] = None
+    createdAt: str
+
+
+class MemorySummary(Model):
+    id: str
+    sessionId: str
+    parentSummaryId: Optional[str] = None
+    fromMessageId: str
+    toMessageId: str
+    summary: str
+    currentGoal: Optional[str] = None
+    constraints: List[str] = Field(default_factory=list)
+    preferences: List[str] = Field(default_factory=list)
+    decisions: List[str] = Field(default_factory=list)
+    completedWork: List[str] = Field(default_factory=list)
+    pendingWork: List[str] = Field(default_factory=list)
+    knownIssues: List[str] = Field(default_factory=list)
+    needsRegeneration: bool = False
+    createdAt: str
+
+
+class SummaryDraft(Model):
+    """What a summariser (rules or an LLM) answers: a summary without ids or times."""
+    summary: str = Field(description="A short text of what the new messages add.")
+    currentGoal: Optional[str] = None
+    constraints: List[str] = Field(default_factory=list)
+    preferences: List[str] = Field(default_factory=list)
+    decisions: List[str] = Field(default_factory=list)
+    completedWork: List[str] = Field(default_factory=list)
+    pendingWork: List[str] = Field(default_factory=list)
+    knownIssues: List[str] = Field(default_factory=list)
+
+
+class MemoryNode(Model):
+    id: str
+    parentId: Optional[str] = None
+    supersedesId: Optional[str] = None
+    sessionId: Optional[str] = None
+    workspaceId: Optional[str] = None
+    userId: Optional[str] = None
+    scope: Scope
+    domain: str
+    categoryPath: List[str]
+    type: NodeType
+    key: Optional[str] = None
+    valueJson: Any = None
+    title: str
+    content: str
+    status: Status
+    confidence: float = Field(ge=0, le=1)
+    importance: float = Field(ge=0, le=1)
+    tags: List[str] = Field(default_factory=list)
+    entities: List[str] = Field(default_factory=list)
+    sourceMessageIds: List[str] = Field(default_factory=list)
+    explicit: bool = False
+    actor: Actor = "user"
+    createdAt: str
+    updatedAt: str
+    expiresAt: Optional[str] = None
+
+
+class NodeDraft(Model):
+    """Partial<MemoryNode>: what a caller proposes; the service fills in the rest."""
+    scope: Optional[Scope] = None
+    domain: Optional[str] = None
+    categoryPath: Optional[List[str]] = None
+    type: Optional[NodeType] = None
+    key: Optional[str] = None
+    valueJson: Any = None
+    title: Optional[str] = None
+    content: Optional[str] = None
+    status: Optional[Status] = None
+    confidence: Optional[float] = Field(default=None, ge=0, le=1)
+    importance: Optional[float] = Field(default=None, ge=0, le=1)
+    tags: Optional[List[str]] = None
+    entities: Optional[List[str]] = None
+    sourceMessageIds: Optional[List[str]] = None
+    sessionId: Optional[str] = None
+    expiresAt: Optional[str] = None
+    supersedesId: Optional[str] = None
+    parentId: Optional[str] = None
+
+
+class MemoryQuery(Model):
+    userId: Optional[str] = None
+    workspaceId: Optional[str] = None
+    sessionId: Optional[str] = None
+    scopes: Optional[List[Scope]] = None
+    domain: Optional[str] = None
+    categoryPathPrefix: Optional[List[str]] = None
+    types: Optional[List[NodeType]] = None
+    key: Optional[str] = None
+    valueJson: Any = None
+    tags: Optional[List[str]] = None
+    entities: Optional[List[str]] = None
+    queryText: Optional[str] = None
+    includeExpired: bool = False
+    includeSuperseded: bool = False
+    limit: int = Field(default=20, ge=1, le=1000)
+
+
+class OmittedNode(Model):
+    nodeId: str
+    reason: Literal[OMIT_REASONS]  # type: ignore[valid-type]
+
+
+class MemoryQueryResult(Model):
+    exact: List[MemoryNode]
+    relevant: List[MemoryNode]
+    omitted: List[OmittedNode]
+
+
+class ExtractionItem(Model):
+    operation: Literal[EXTRACT_OPERATIONS]  # type: ignore[valid-type]
+    targetId: Optional[str] = None
+    node: NodeDraft
+    reason: str
+
+
+class MemoryExtraction(Model):
+    summaryPatch: Optional[str] = None
+    nodes: List[ExtractionItem] = Field(default_factory=list)
+
+
+class ProposeUpdate(Model):
+    """memory_propose_update input."""
+    operation: Literal[OPERATIONS]  # type: ignore[valid-type]
+    targetId: Optional[str] = None
+    node: NodeDraft = Field(default_factory=NodeDraft)
+    reason: str
+
+
+class ProposeResult(Model):
+    accepted: bool
+    nodeId: Optional[str] = None
+    reason: Optional[str] = None
+
+
+class ForgetRequest(Model):
+    """memory_forget input."""
+    id: Optional[str] = None
+    scope: Optional[Scope] = None
+    domain: Optional[str] = None
+    categoryPathPrefix: Optional[List[str]] = None
+    type: Optional[NodeType] = None
+    key: Optional[str] = None
+    valueJson: Any = None
+    mode: Literal["soft", "hard"] = "soft"
+    reason: str
+
+
+class ForgetResult(Model):
+    deletedIds: List[str]
+    mode: Literal["soft", "hard"]
+    requiresConfirmation: Optional[bool] = None
+    reason: Optional[str] = None
+
+
+class MemorySchemaRule(Model):
+    domain: str
+    categoryPathPrefix: Optional[List[str]] = None
+    type: NodeType
+    allowedKeys: List[str]
+    valueShape: Literal["string", "number", "boolean", "string[]", "object"]
+    defaultScope: Scope
+    requiresExplicitUserIntent: bool
+
+
+class MemoryAuditEvent(Model):
+    id: str
+    eventType: Literal["create", "update", "supersede", "expire", "delete", "undo",
+                       "refresh", "purge"]
+    nodeId: Optional[str] = None
+    sessionId: Optional[str] = None
+    workspaceId: Optional[str] = None
+    userId: Optional[str] = None
+    actor: Actor
+    reason: str
+    payload: Any = None
+    createdAt: str
+
+
+class MemoryContextDiagnostics(Model):
+    enabled: bool
+    storeStatus: Literal["ok", "disabled", "degraded"]
+    warnings: List[str]
+    retrievedNodeCount: int
+    omittedNodeCount: int
+    budget: Optional[int] = None
+    usedTokens: Optional[int] = None
+    tokenCounter: Optional[str] = None
+    omitted: List[Dict[str, Any]] = Field(default_factory=list)
+    truncated: List[str] = Field(default_factory=list)
+
+
+class MemoryContext(Model):
+    contextId: Optional[str] = None
+    queryText: Optional[str] = None
+    latestSummary: Optional[MemorySummary] = None
+    recentMessages: List[MemoryMessage]
+    activeTasks: List[MemoryNode]
+    relevantNodes: List[MemoryNode]
+    constraints: List[MemoryNode]
+    preferences: List[MemoryNode]
+    relevantMessages: List[MemoryMessage] = Field(default_factory=list)
+    usedMemoryIds: List[str]
+    diagnostics: MemoryContextDiagnostics
+    text: Optional[str] = None
+
+
+SCHEMAS = {
+    "message": MemoryMessage, "summary": SummaryDraft, "extraction": MemoryExtraction,
+    "node": MemoryNode, "context": MemoryContext, "query": MemoryQuery,
+    "query-result": MemoryQueryResult, "rule": MemorySchemaRule, "audit-event": MemoryAuditEvent,
+    "propose-update": ProposeUpdate, "forget": ForgetRequest,
+}
+
+
+def validation_message(exc) -> str:
+    """One line from a pydantic ValidationError: where, and what was wrong."""
+    first = exc.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc", ())) or "input"
+    more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+    return f"{where}: {first.get('msg')}{more}"

@@ -1,0 +1,1 @@
+"""Pure decisions, no I/O: vocabularies, scope rules, schema, conflicts, privacy, budgets."""

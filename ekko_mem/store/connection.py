@@ -1,0 +1,138 @@
+"""Opening SQLite the same way every time: file modes, pragmas, transactions, error mapping."""
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import EkkoError, StoreUnavailable
+
+BUSY_TIMEOUT_S = 5.0
+
+
+def ensure_private_dir(folder: Path) -> None:
+    """Create `.ekko/` as 0700; memory is private even on a shared machine."""
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if folder.stat().st_mode & 0o077:
+        os.chmod(folder, 0o700)
+
+
+def ensure_private_file(path: Path) -> None:
+    # Created before SQLite opens it so it never exists with a looser mode; SQLite gives the
+    # -wal and -shm files the same mode as the database.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    os.close(fd)
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o600)
+
+
+def connect(path: Path, *, timeout: float = BUSY_TIMEOUT_S, readonly: bool = False):
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout,
+                                   isolation_level=None, check_same_thread=False)
+        else:
+            conn = sqlite3.connect(path, timeout=timeout, isolation_level=None,
+                                   check_same_thread=False)
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA secure_delete = ON")
+    except sqlite3.Error as exc:
+        raise translate(exc, path) from None
+    return conn
+
+
+def translate(exc: sqlite3.Error, path: Path | str) -> EkkoError:
+    """One place that turns SQLite's failures into errors a person can act on."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return StoreUnavailable(
+            f"the memory db {path} is locked by another process",
+            "retry in a moment, or find what holds it with 'fuser' or 'lsof'",
+        )
+    if "readonly" in text or "read-only" in text:
+        return StoreUnavailable(
+            f"the memory db {path} is read-only",
+            "check the file and folder permissions (ekko-mem needs to write there)",
+        )
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return StoreUnavailable(
+            f"the memory db {path} is not a valid SQLite database ({text})",
+            "restore it from 'ekko-mem export' output, or move it aside and run 'ekko-mem init'",
+        )
+    if "disk" in text and ("full" in text or "I/O" in text):
+        return StoreUnavailable(
+            f"could not write the memory db {path}: {text}",
+            "free some disk space and retry; nothing was written",
+        )
+    if "unable to open" in text:
+        return StoreUnavailable(
+            f"cannot open the memory db {path}",
+            "check that the folder exists and is writable, or run 'ekko-mem init'",
+        )
+    return StoreUnavailable(f"the memory db {path} failed: {text}", "rerun with EKKO_DEBUG=1")
+
+
+class Connection:
+    """A sqlite3 connection whose errors surface as EkkoError and whose writes are atomic."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        self.raw = conn
+        self.path = path
+        self._depth = 0
+
+    def execute(self, sql: str, params=()):
+        try:
+            return self.raw.execute(sql, params)
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
+
+    def executemany(self, sql: str, rows):
+        try:
+            return self.raw.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
+
+    def one(self, sql: str, params=()):
+        return self.execute(sql, params).fetchone()
+
+    def all(self, sql: str, params=()):
+        return self.execute(sql, params).fetchall()
+
+    @contextmanager
+    def atomic(self):
+        """BEGIN IMMEDIATE takes the write lock up front, so a busy db waits here, not mid-way."""
+        if self._depth:
+            self._depth += 1
+            try:
+                yield self
+            finally:
+                self._depth -= 1
+            return
+        self.execute("BEGIN IMMEDIATE")
+        self._depth = 1
+        try:
+            yield self
+        except BaseException:
+            self._depth = 0
+            try:
+                self.raw.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise
+        self._depth = 0
+        try:
+            self.raw.execute("COMMIT")
+        except sqlite3.Error as exc:
+            try:
+                self.raw.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
+            raise translate(exc, self.path) from exc
+
+    def close(self) -> None:
+        self.raw.close()

@@ -1,0 +1,150 @@
+"""Append-only schema migrations, applied in order when a store opens.
+
+Each migration runs in its own transaction together with its record, so a failure leaves the
+db at its previous version. Never edit a released migration: add the next one.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+MIGRATIONS: list[tuple[int, str, Callable]] = []
+
+
+def migration(fn: Callable) -> Callable:
+    number = int(fn.__name__[1:4])
+    MIGRATIONS.append((number, fn.__name__, fn))
+    return fn
+
+
+def latest_version() -> int:
+    return MIGRATIONS[-1][0]
+
+
+@migration
+def m001_create_tables(db) -> None:
+    statements = [
+        """create table ekko_meta (key text primary key, value text not null)""",
+        """create table memory_messages (
+            id text primary key,
+            session_id text not null,
+            parent_id text,
+            role text not null,
+            content text not null,
+            metadata_json text,
+            created_at text not null)""",
+        """create table memory_summaries (
+            id text primary key,
+            session_id text not null,
+            parent_summary_id text,
+            from_message_id text not null,
+            to_message_id text not null,
+            summary text not null,
+            current_goal text,
+            constraints_json text not null default '[]',
+            preferences_json text not null default '[]',
+            decisions_json text not null default '[]',
+            completed_work_json text not null default '[]',
+            pending_work_json text not null default '[]',
+            known_issues_json text not null default '[]',
+            needs_regeneration integer not null default 0,
+            created_at text not null)""",
+        """create table memory_nodes (
+            id text primary key,
+            parent_id text,
+            supersedes_id text,
+            session_id text,
+            workspace_id text,
+            user_id text,
+            scope text not null,
+            domain text not null,
+            category_path_json text not null,
+            category_path_text text not null,
+            type text not null,
+            key text,
+            value_json text,
+            title text not null,
+            content text not null,
+            status text not null,
+            confidence real not null,
+            importance real not null,
+            tags_json text not null default '[]',
+            entities_json text not null default '[]',
+            source_message_ids_json text not null default '[]',
+            explicit integer not null default 0,
+            actor text not null default 'user',
+            created_at text not null,
+            updated_at text not null,
+            expires_at text)""",
+        """create table memory_audit_events (
+            id text primary key,
+            event_type text not null,
+            node_id text,
+            session_id text,
+            workspace_id text,
+            user_id text,
+            actor text not null,
+            reason text not null,
+            payload_json text,
+            created_at text not null)""",
+        "create index idx_memory_messages_session_created"
+        " on memory_messages (session_id, created_at)",
+        "create index idx_memory_summaries_session_created"
+        " on memory_summaries (session_id, created_at)",
+        "create index idx_memory_nodes_lookup"
+        " on memory_nodes (scope, status, domain, type, importance, updated_at)",
+        "create index idx_memory_nodes_key"
+        " on memory_nodes (scope, status, domain, type, key, updated_at)",
+        "create index idx_memory_nodes_key_only on memory_nodes (key, status)",
+        "create index idx_memory_nodes_category on memory_nodes (category_path_text)",
+        "create index idx_memory_nodes_session on memory_nodes (session_id, status, updated_at)",
+        "create index idx_memory_nodes_workspace"
+        " on memory_nodes (workspace_id, status, updated_at)",
+        "create index idx_memory_nodes_user on memory_nodes (user_id, status, updated_at)",
+        "create index idx_memory_nodes_status_type on memory_nodes (status, type, updated_at)",
+        "create index idx_memory_nodes_supersedes on memory_nodes (supersedes_id)",
+        "create index idx_memory_nodes_expires on memory_nodes (expires_at) where expires_at is not null",
+        "create index idx_memory_audit_events_node on memory_audit_events (node_id, created_at)",
+        "create index idx_memory_audit_events_created on memory_audit_events (created_at)",
+        # Contentless: the pre-tokenised text is not stored twice; deletes pass the same tokens.
+        "create virtual table memory_nodes_fts using fts5("
+        "title, content, tags, entities, content='')",
+        "create virtual table memory_messages_fts using fts5(content, content='')",
+    ]
+    for sql in statements:
+        db.execute(sql)
+
+
+@migration
+def m002_create_context_runs(db) -> None:
+    """What each `context` run used, so `explain` can answer from it later."""
+    db.execute("""create table memory_context_runs (
+        id text primary key,
+        session_id text,
+        query_text text,
+        budget integer not null,
+        used_tokens integer not null,
+        used_memory_ids_json text not null default '[]',
+        created_at text not null)""")
+    db.execute("create index idx_memory_context_runs_created on memory_context_runs (created_at)")
+
+
+@migration
+def m003_create_extraction_state(db) -> None:
+    """Extraction watermark per session and the retry queue for failed extractor runs."""
+    db.execute("""create table memory_extraction_marks (
+        session_id text primary key,
+        last_message_id text not null,
+        updated_at text not null)""")
+    db.execute("""create table memory_extraction_jobs (
+        id text primary key,
+        session_id text not null,
+        kind text not null,
+        message_ids_json text not null,
+        command text,
+        error text not null,
+        attempts integer not null default 1,
+        status text not null default 'pending',
+        created_at text not null,
+        updated_at text not null)""")
+    db.execute("create index idx_memory_extraction_jobs_status"
+               " on memory_extraction_jobs (status, created_at)")

@@ -1,0 +1,203 @@
+"""Memory nodes, their FTS rows and their audit events."""
+from __future__ import annotations
+
+from . import codec, fts
+
+# bm25 column weights for (title, content, tags, entities): a hit in the title says most about
+# what a memory is about, an entity next, a tag next, a word in the body least.
+FTS_WEIGHTS = (4.0, 1.0, 2.0, 3.0)
+_N_COLS = ", ".join("n." + c.strip() for c in codec.NODE_COLUMNS.split(","))
+
+
+def _fts_values(node: dict) -> tuple:
+    return (fts.index_text(node["title"]), fts.index_text(node["content"]),
+            fts.index_text(" ".join(node.get("tags") or [])),
+            fts.index_text(" ".join(node.get("entities") or [])))
+
+
+def _category_range(prefix: list[str]) -> tuple[str, str, str]:
+    # A LIKE prefix cannot use the index; this range can. '0' is the character after '/'.
+    text = "/".join(prefix)
+    return text, text + "/", text + "0"
+
+
+def node_filters(f: dict) -> tuple[list[str], list]:
+    """WHERE clauses for an exact node query. Every value is a parameter."""
+    where: list[str] = []
+    args: list = []
+
+    def within(column: str, values) -> None:
+        values = list(values)
+        where.append(f"n.{column} in ({','.join('?' * len(values))})")
+        args.extend(values)
+
+    if f.get("ids"):
+        within("id", f["ids"])
+    within("status", f.get("statuses") or ["active"])
+    if f.get("scopes"):
+        within("scope", f["scopes"])
+    if f.get("types"):
+        within("type", f["types"])
+    for field, column in (("domain", "domain"), ("key", "key"), ("sessionId", "session_id"),
+                          ("workspaceId", "workspace_id"), ("userId", "user_id"),
+                          ("supersedesId", "supersedes_id")):
+        if f.get(field) is not None:
+            where.append(f"n.{column} = ?")
+            args.append(f[field])
+    if "valueJson" in f and f["valueJson"] is not None:
+        where.append("n.value_json = ?")
+        args.append(codec.dumps(f["valueJson"]))
+    if f.get("categoryPrefix"):
+        exact, low, high = _category_range(f["categoryPrefix"])
+        where.append("(n.category_path_text = ? or (n.category_path_text >= ?"
+                     " and n.category_path_text < ?))")
+        args.extend([exact, low, high])
+    for field, column in (("tags", "tags_json"), ("entities", "entities_json")):
+        for value in f.get(field) or []:
+            where.append(f"exists (select 1 from json_each(n.{column}) where value = ?)")
+            args.append(value)
+    if f.get("sourceMessageId"):
+        where.append("exists (select 1 from json_each(n.source_message_ids_json)"
+                     " where value = ?)")
+        args.append(f["sourceMessageId"])
+    if f.get("now") is not None and not f.get("includeExpired"):
+        where.append("(n.expires_at is null or n.expires_at > ?)")
+        args.append(f["now"])
+    return where, args
+
+
+class NodeStore:
+    db: object
+
+    # -- reads -------------------------------------------------------------------------------
+    def get_node(self, node_id: str) -> dict | None:
+        row = self.db.one(f"select {codec.NODE_COLUMNS} from memory_nodes where id = ?",
+                          (node_id,))
+        return codec.node_from_row(row) if row else None
+
+    def find_nodes(self, f: dict, *, limit: int = 50) -> list[dict]:
+        where, args = node_filters(f)
+        order = f.get("order") or "n.importance desc, n.confidence desc, n.updated_at desc"
+        rows = self.db.all(f"select {_N_COLS} from memory_nodes n where {' and '.join(where)}"
+                           f" order by {order} limit ?", (*args, limit))
+        return [codec.node_from_row(r) for r in rows]
+
+    def search_nodes(self, match: str, f: dict, *, limit: int = 20) -> list[tuple[dict, float]]:
+        """Nodes matching an FTS5 expression, best bm25 first, with their scores."""
+        where, args = node_filters(f)
+        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
+        rows = self.db.all(
+            f"select {_N_COLS}, bm25(memory_nodes_fts, {weights}) as score"
+            " from memory_nodes_fts join memory_nodes n on n.rowid = memory_nodes_fts.rowid"
+            f" where memory_nodes_fts match ? and {' and '.join(where)}"
+            " order by score limit ?", (match, *args, limit))
+        return [(codec.node_from_row(r[:-1]), r[-1]) for r in rows]
+
+    def count_nodes(self, statuses: list[str] | None = None) -> int:
+        if statuses:
+            marks = ",".join("?" * len(statuses))
+            return self.db.one(f"select count(*) from memory_nodes where status in ({marks})",
+                               statuses)[0]
+        return self.db.one("select count(*) from memory_nodes")[0]
+
+    def successors(self, node_id: str) -> list[dict]:
+        rows = self.db.all(f"select {_N_COLS} from memory_nodes n where n.supersedes_id = ?"
+                           " order by n.created_at", (node_id,))
+        return [codec.node_from_row(r) for r in rows]
+
+    def due_for_expiry(self, now: str, limit: int = 1000) -> list[dict]:
+        rows = self.db.all(f"select {_N_COLS} from memory_nodes n where n.expires_at <= ?"
+                           " and n.status = 'active' limit ?", (now, limit))
+        return [codec.node_from_row(r) for r in rows]
+
+    def known_values(self, column: str, limit: int = 200) -> list[str]:
+        if column not in ("domain", "category_path_text", "key", "session_id"):
+            raise ValueError(column)
+        rows = self.db.all(f"select distinct {column} from memory_nodes where {column} is not"
+                           f" null order by {column} limit ?", (limit,))
+        return [r[0] for r in rows]
+
+    # -- writes (callers hold the transaction) -----------------------------------------------
+    def insert_node(self, node: dict) -> None:
+        cur = self.db.execute(f"insert into memory_nodes ({codec.NODE_COLUMNS}) values"
+                              f" ({','.join('?' * 26)})", codec.node_to_row(node))
+        self.db.execute("insert into memory_nodes_fts (rowid, title, content, tags, entities)"
+                        " values (?, ?, ?, ?, ?)", (cur.lastrowid, *_fts_values(node)))
+
+    def _drop_fts(self, node_id: str) -> int | None:
+        row = self.db.one(f"select rowid, {codec.NODE_COLUMNS} from memory_nodes where id = ?",
+                          (node_id,))
+        if row is None:
+            return None
+        old = codec.node_from_row(row[1:])
+        self.db.execute("insert into memory_nodes_fts (memory_nodes_fts, rowid, title, content,"
+                        " tags, entities) values ('delete', ?, ?, ?, ?, ?)",
+                        (row[0], *_fts_values(old)))
+        return row[0]
+
+    def replace_node(self, node: dict) -> None:
+        """Rewrite a node in place (same id), keeping its FTS rows in step."""
+        rowid = self._drop_fts(node["id"])
+        values = codec.node_to_row(node)
+        columns = [c.strip() for c in codec.NODE_COLUMNS.split(",")]
+        sets = ", ".join(f"{c} = ?" for c in columns[1:])
+        self.db.execute(f"update memory_nodes set {sets} where rowid = ?", (*values[1:], rowid))
+        self.db.execute("insert into memory_nodes_fts (rowid, title, content, tags, entities)"
+                        " values (?, ?, ?, ?, ?)", (rowid, *_fts_values(node)))
+
+    def set_status(self, node_id: str, status: str, updated_at: str) -> None:
+        self.db.execute("update memory_nodes set status = ?, updated_at = ? where id = ?",
+                        (status, updated_at, node_id))
+
+    def hard_delete_node(self, node_id: str) -> bool:
+        rowid = self._drop_fts(node_id)
+        if rowid is None:
+            return False
+        self.db.execute("delete from memory_nodes where rowid = ?", (rowid,))
+        return True
+
+    def optimize_fts(self) -> None:
+        """Merge FTS segments so deleted tokens are dropped from the index b-trees."""
+        self.db.execute("insert into memory_nodes_fts (memory_nodes_fts) values ('optimize')")
+        self.db.execute("insert into memory_messages_fts (memory_messages_fts)"
+                        " values ('optimize')")
+
+    def rebuild_fts(self) -> int:
+        """Re-index every node and message from scratch (doctor --repair)."""
+        self.db.execute("insert into memory_nodes_fts (memory_nodes_fts) values ('delete-all')")
+        self.db.execute("insert into memory_messages_fts (memory_messages_fts)"
+                        " values ('delete-all')")
+        count = 0
+        for row in self.db.all(f"select rowid, {codec.NODE_COLUMNS} from memory_nodes"):
+            node = codec.node_from_row(row[1:])
+            self.db.execute("insert into memory_nodes_fts (rowid, title, content, tags,"
+                            " entities) values (?, ?, ?, ?, ?)", (row[0], *_fts_values(node)))
+            count += 1
+        for rowid, content in self.db.all("select rowid, content from memory_messages"):
+            self.db.execute("insert into memory_messages_fts (rowid, content) values (?, ?)",
+                            (rowid, fts.index_text(content)))
+        return count
+
+    # -- audit -------------------------------------------------------------------------------
+    def add_event(self, event: dict) -> None:
+        self.db.execute(f"insert into memory_audit_events ({codec.EVENT_COLUMNS}) values"
+                        " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", codec.event_to_row(event))
+
+    def get_event(self, event_id: str) -> dict | None:
+        row = self.db.one(f"select {codec.EVENT_COLUMNS} from memory_audit_events where id = ?",
+                          (event_id,))
+        return codec.event_from_row(row) if row else None
+
+    def list_events(self, *, node_id: str | None = None, since: str | None = None,
+                    limit: int = 50) -> list[dict]:
+        where, args = ["1 = 1"], []
+        if node_id:
+            where.append("node_id = ?")
+            args.append(node_id)
+        if since:
+            where.append("created_at >= ?")
+            args.append(since)
+        rows = self.db.all(f"select {codec.EVENT_COLUMNS} from memory_audit_events where"
+                           f" {' and '.join(where)} order by created_at desc, rowid desc"
+                           " limit ?", (*args, limit))
+        return [codec.event_from_row(r) for r in rows]

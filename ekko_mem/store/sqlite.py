@@ -1,0 +1,157 @@
+"""SqliteMemoryStore: typed reads and writes over one memory db."""
+from __future__ import annotations
+
+import os
+
+from . import codec, fts
+from .connection import Connection
+from .nodes import NodeStore
+from .summaries import SummaryStore
+
+
+class SqliteMemoryStore(NodeStore, SummaryStore):
+    def __init__(self, db: Connection) -> None:
+        self.db = db
+        self.path = db.path
+        self.read_only_reason: str | None = None
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- schema ------------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        return self.db.one("PRAGMA user_version")[0]
+
+    def record_migration(self, number: int, name: str) -> None:
+        self.db.execute("create table if not exists memory_schema_migrations ("
+                        "version integer primary key, name text not null,"
+                        " applied_at text not null)")
+        self.db.execute("insert into memory_schema_migrations values"
+                        " (?, ?, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))", (number, name))
+        self.db.execute(f"PRAGMA user_version = {int(number)}")
+
+    def applied_migrations(self) -> list[dict]:
+        exists = self.db.one("select 1 from sqlite_master where name='memory_schema_migrations'")
+        if not exists:
+            return []
+        rows = self.db.all("select version, name, applied_at from memory_schema_migrations"
+                           " order by version")
+        return [{"version": r[0], "name": r[1], "appliedAt": r[2]} for r in rows]
+
+    def meta(self, key: str) -> str | None:
+        row = self.db.one("select value from ekko_meta where key = ?", (key,))
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("insert or replace into ekko_meta values (?, ?)", (key, value))
+
+    def store_id(self) -> str:
+        """A stable id for this db, created once: the workspaceId of its nodes."""
+        found = self.meta("store_id")
+        if found is None:
+            with self.db.atomic():
+                found = self.meta("store_id")
+                if found is None:
+                    found = "ws_" + os.urandom(8).hex()
+                    self.set_meta("store_id", found)
+        return found
+
+    # -- messages ----------------------------------------------------------------------------
+    def append_messages(self, messages: list[dict]) -> None:
+        with self.db.atomic() as db:
+            for msg in messages:
+                cur = db.execute(f"insert into memory_messages ({codec.MESSAGE_COLUMNS})"
+                                 " values (?, ?, ?, ?, ?, ?, ?)", codec.message_to_row(msg))
+                db.execute("insert into memory_messages_fts (rowid, content) values (?, ?)",
+                           (cur.lastrowid, fts.index_text(msg["content"])))
+
+    def message_ids_exist(self, ids: list[str]) -> set[str]:
+        if not ids:
+            return set()
+        marks = ",".join("?" * len(ids))
+        rows = self.db.all(f"select id from memory_messages where id in ({marks})", ids)
+        return {r[0] for r in rows}
+
+    def get_message(self, message_id: str) -> dict | None:
+        row = self.db.one(f"select {codec.MESSAGE_COLUMNS} from memory_messages where id = ?",
+                          (message_id,))
+        return codec.message_from_row(row) if row else None
+
+    def get_messages(self, ids: list[str]) -> list[dict]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = self.db.all(f"select {codec.MESSAGE_COLUMNS} from memory_messages"
+                           f" where id in ({marks}) order by created_at, rowid", ids)
+        return [codec.message_from_row(r) for r in rows]
+
+    def list_recent_messages(self, session_id: str, limit: int) -> list[dict]:
+        """The last `limit` messages of a session, oldest first."""
+        rows = self.db.all(
+            f"select {codec.MESSAGE_COLUMNS} from memory_messages where session_id = ?"
+            " order by created_at desc, rowid desc limit ?", (session_id, limit))
+        return [codec.message_from_row(r) for r in reversed(rows)]
+
+    def list_messages_after(self, session_id: str, after_id: str | None,
+                            limit: int = -1) -> list[dict]:
+        """Messages of a session after `after_id` (all when None), oldest first.
+
+        Reads only the tail: the watermark's position is found by its primary key.
+        """
+        if after_id is None:
+            rows = self.db.all(
+                f"select {codec.MESSAGE_COLUMNS} from memory_messages where session_id = ?"
+                " order by created_at, rowid limit ?", (session_id, limit))
+        else:
+            rows = self.db.all(
+                f"select {codec.MESSAGE_COLUMNS} from memory_messages m where session_id = ?"
+                " and (created_at, rowid) > (select created_at, rowid from memory_messages"
+                " where id = ?) order by created_at, rowid limit ?",
+                (session_id, after_id, limit))
+        return [codec.message_from_row(r) for r in rows]
+
+    def search_messages(self, match: str, *, exclude_session: str | None = None,
+                        limit: int = 5) -> list[dict]:
+        rows = self.db.all(
+            f"select {', '.join('m.' + c.strip() for c in codec.MESSAGE_COLUMNS.split(','))}"
+            " from memory_messages_fts f join memory_messages m on m.rowid = f.rowid"
+            " where memory_messages_fts match ? and m.session_id is not ?"
+            " order by bm25(memory_messages_fts) limit ?", (match, exclude_session, limit))
+        return [codec.message_from_row(r) for r in rows]
+
+    def list_sessions(self, limit: int = 100) -> list[dict]:
+        rows = self.db.all(
+            "select session_id, count(*), min(created_at), max(created_at) from memory_messages"
+            " group by session_id order by max(created_at) desc limit ?", (limit,))
+        return [{"sessionId": r[0], "messages": r[1], "firstAt": r[2], "lastAt": r[3]}
+                for r in rows]
+
+    def delete_messages(self, ids: list[str]) -> int:
+        """Hard-delete messages and their FTS entries (the caller holds the transaction)."""
+        count = 0
+        for row in self.db.all(
+                f"select rowid, content from memory_messages where id in"
+                f" ({','.join('?' * len(ids))})", ids) if ids else []:
+            self.db.execute("insert into memory_messages_fts (memory_messages_fts, rowid,"
+                            " content) values ('delete', ?, ?)", (row[0], fts.index_text(row[1])))
+            self.db.execute("delete from memory_messages where rowid = ?", (row[0],))
+            count += 1
+        return count
+
+    # -- ids ---------------------------------------------------------------------------------
+    def ids_with_prefix(self, table: str, prefix: str, limit: int = 5) -> list[str]:
+        """Ids starting with `prefix`, as a range so the primary key index serves it."""
+        if table not in ("memory_messages", "memory_summaries", "memory_nodes",
+                         "memory_audit_events", "memory_context_runs"):
+            raise ValueError(table)
+        rows = self.db.all(f"select id from {table} where id >= ? and id < ? order by id"
+                           " limit ?", (prefix, prefix + "\uffff", limit))
+        return [r[0] for r in rows]
+
+    # -- maintenance -------------------------------------------------------------------------
+    def checkpoint(self) -> None:
+        """Fold the WAL into the db and truncate it, so deleted text leaves the WAL file too."""
+        self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def integrity_check(self) -> list[str]:
+        return [r[0] for r in self.db.all("PRAGMA integrity_check")]

@@ -1,0 +1,108 @@
+"""The SQLite store on real files: messages, migrations, modes, refusal of newer schemas."""
+from __future__ import annotations
+
+import sqlite3
+import stat
+
+import pytest
+
+from ekko_mem.errors import StoreUnavailable
+from ekko_mem.store import apply_migrations, latest_version, migration_status, open_store
+from ekko_mem.store import migrations as mig
+
+
+def _msg(i, session="s1", created="2026-01-01T00:00:00.000Z"):
+    return {"id": f"msg_{i:04d}", "sessionId": session, "role": "user",
+            "content": f"message {i}", "createdAt": created}
+
+
+def test_append_then_list_recent_by_session_in_order(tmp_path):
+    store = open_store(tmp_path / ".ekko" / "memory.db", create=True)
+    store.append_messages([_msg(i, "s1" if i % 2 else "s2") for i in range(10)])
+    recent = store.list_recent_messages("s1", 3)
+    assert [m["id"] for m in recent] == ["msg_0005", "msg_0007", "msg_0009"]
+    assert all(m["sessionId"] == "s1" for m in recent)
+    assert store.list_messages_after("s2", "msg_0004")[0]["id"] == "msg_0006"
+
+
+def test_migrations_from_empty_file_then_second_open_applies_nothing(tmp_path):
+    path = tmp_path / "memory.db"
+    path.write_bytes(b"")
+    store = open_store(path, create=True)
+    status = migration_status(store)
+    assert status["version"] == latest_version()
+    assert [m["version"] for m in status["applied"]] == [n for n, _, _ in mig.MIGRATIONS]
+    store.close()
+    again = open_store(path)
+    assert apply_migrations(again) == []
+    assert len(migration_status(again)["applied"]) == len(mig.MIGRATIONS)
+
+
+def test_migrates_from_an_older_schema(tmp_path):
+    path = tmp_path / "memory.db"
+    store = open_store(path, create=True, migrate=False)
+    apply_migrations(store, upto=1)
+    assert store.schema_version() == 1
+    store.close()
+    store = open_store(path)
+    assert store.schema_version() == latest_version()
+    assert store.db.one("select count(*) from memory_context_runs")[0] == 0
+
+
+def test_failed_migration_keeps_previous_version_and_disables_store(tmp_path, monkeypatch):
+    path = tmp_path / "memory.db"
+    open_store(path, create=True).close()
+    released = latest_version()
+
+    def m999_break_things(db):
+        db.execute("create table half_done (x)")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(mig, "MIGRATIONS", [*mig.MIGRATIONS, (999, "m999_break_things",
+                                                                m999_break_things)])
+    with pytest.raises(StoreUnavailable, match="m999_break_things failed"):
+        open_store(path)
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == released
+    assert raw.execute("select count(*) from sqlite_master where name='half_done'").fetchone()[0] == 0
+
+
+def test_newer_schema_is_refused_and_nothing_written(tmp_path):
+    path = tmp_path / "memory.db"
+    open_store(path, create=True).close()
+    raw = sqlite3.connect(path)
+    raw.execute(f"PRAGMA user_version = {latest_version() + 5}")
+    raw.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreUnavailable, match="newer than this ekko-mem"):
+        open_store(path)
+    assert path.read_bytes() == before
+    readable = open_store(path, allow_newer=True)
+    assert readable.read_only_reason
+
+
+def test_private_file_modes(tmp_path):
+    path = tmp_path / "deep" / ".ekko" / "memory.db"
+    store = open_store(path, create=True)
+    store.append_messages([_msg(1)])
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    for suffix in ("", "-wal", "-shm"):
+        f = path.with_name(path.name + suffix)
+        if f.exists():
+            assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
+
+
+def test_every_connection_sets_the_pragmas(tmp_path):
+    store = open_store(tmp_path / "memory.db", create=True)
+    one = store.db.one
+    assert one("PRAGMA journal_mode")[0] == "wal"
+    assert one("PRAGMA busy_timeout")[0] >= 1000
+    assert one("PRAGMA foreign_keys")[0] == 1
+    assert one("PRAGMA secure_delete")[0] == 1
+
+
+def test_transaction_failure_leaves_no_half_write(tmp_path):
+    store = open_store(tmp_path / "memory.db", create=True)
+    with pytest.raises(StoreUnavailable):
+        store.append_messages([_msg(1), _msg(1)])  # second insert violates the primary key
+    assert store.db.one("select count(*) from memory_messages")[0] == 0
