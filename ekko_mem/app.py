@@ -8,6 +8,7 @@ from typing_extensions import Annotated
 
 from . import __version__, actions
 from .errors import ExitCode
+from .policy.vocab import FORMATS, ROLES, SCOPES, TYPES
 
 app = typer.Typer(
     name="ekko-mem",
@@ -28,6 +29,45 @@ Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="Print nothing but er
 NoColor = Annotated[bool, typer.Option("--no-color", help="No colour (also NO_COLOR).")]
 Session = Annotated[Optional[str], typer.Option(
     "--session", "-s", help="Session id (default: EKKO_SESSION, else 'default').")]
+Yes = Annotated[bool, typer.Option("--yes", "-y", help="Confirm; no question asked.")]
+Reason = Annotated[str, typer.Option("--reason", help="Why (kept in the audit trail).")]
+
+
+def _choices(values):
+    return lambda incomplete: [v for v in values if v.startswith(incomplete)]
+
+
+def _known(column: str):
+    """Complete from what the workspace db already holds (domains, categories, keys)."""
+    def complete(incomplete: str):
+        try:
+            from .service import MemoryService
+            with MemoryService() as svc:
+                values = svc.store.known_values(column)
+        except Exception:  # completion must never fail loudly
+            return []
+        return [v for v in values if v.startswith(incomplete)]
+    return complete
+
+
+ScopeOpt = Annotated[Optional[str], typer.Option(
+    "--scope", help="session, workspace, user or global.", autocompletion=_choices(SCOPES))]
+ScopesOpt = Annotated[Optional[List[str]], typer.Option(
+    "--scope", help="Only these scopes (repeatable).", autocompletion=_choices(SCOPES))]
+TypeOpt = Annotated[Optional[str], typer.Option(
+    "--type", help="preference, fact, decision, task, recipe, skill, constraint, correction.",
+    autocompletion=_choices(TYPES))]
+TypesOpt = Annotated[Optional[List[str]], typer.Option(
+    "--type", help="Only these types (repeatable).", autocompletion=_choices(TYPES))]
+Domain = Annotated[Optional[str], typer.Option(
+    "--domain", help="Domain, e.g. 生活技能 or engineering.", autocompletion=_known("domain"))]
+Category = Annotated[Optional[str], typer.Option(
+    "--category", help="Category path, e.g. 生活技能/做饭/饮食偏好.",
+    autocompletion=_known("category_path_text"))]
+Key = Annotated[Optional[str], typer.Option(
+    "--key", help="Controlled key, e.g. avoid_ingredient.", autocompletion=_known("key"))]
+Value = Annotated[Optional[str], typer.Option(
+    "--value", help="valueJson: JSON, or plain text taken as a string.")]
 
 
 def _color(no_color: bool) -> bool:
@@ -68,7 +108,8 @@ def log(
         help="Message text; '-' or nothing with piped stdin reads stdin.")] = None,
     session: Session = None,
     role: Annotated[str, typer.Option(
-        "--role", help="user, assistant, system or tool.")] = "user",
+        "--role", help="user, assistant, system or tool.",
+        autocompletion=_choices(ROLES))] = "user",
     parent: Annotated[Optional[str], typer.Option(
         "--parent", help="Id of the message this one answers.")] = None,
     meta: Annotated[Optional[List[str]], typer.Option(
@@ -111,6 +152,191 @@ def migrate(
     Example: ekko-mem migrate --status
     """
     actions.do_migrate(status=status, dry_run=dry_run, as_json=json, workspace=workspace)
+
+
+@app.command()
+def remember(
+    text: Annotated[Optional[str], typer.Argument(
+        help="What to remember; with no other flags the node is extracted from it.")] = None,
+    scope: ScopeOpt = None, session: Session = None, domain: Domain = None,
+    category: Category = None, type: TypeOpt = None, key: Key = None, value: Value = None,
+    title: Annotated[Optional[str], typer.Option("--title", help="Short title.")] = None,
+    content: Annotated[Optional[str], typer.Option("--content", help="Full text.")] = None,
+    tag: Annotated[Optional[List[str]], typer.Option("--tag", help="Tag (repeatable).")] = None,
+    entity: Annotated[Optional[List[str]], typer.Option(
+        "--entity", help="Entity (repeatable).")] = None,
+    confidence: Annotated[Optional[float], typer.Option(
+        "--confidence", help="0 to 1 (default 0.95 for a person).")] = None,
+    importance: Annotated[Optional[float], typer.Option(
+        "--importance", help="0 to 1 (default 0.7).")] = None,
+    expires: Annotated[Optional[str], typer.Option(
+        "--expires", help="ISO time, +2h, +3d, today, tomorrow.")] = None,
+    supersedes: Annotated[Optional[str], typer.Option(
+        "--supersedes", help="Id of the memory this one replaces.")] = None,
+    source: Annotated[Optional[List[str]], typer.Option(
+        "--source", help="Source message id (repeatable).")] = None,
+    reason: Reason = "",
+    actor: Annotated[str, typer.Option(
+        "--actor", help="user (default), agent or extractor: who proposes it.")] = "user",
+    yes: Yes = False, workspace: Workspace = None, json: Json = False, quiet: Quiet = False,
+) -> None:
+    """Remember a preference, fact, decision, task or constraint (exit 3: confirm, 4: refused).
+
+    Example: ekko-mem remember "以后做饭别给我推荐香菜，我喜欢少油少辣"
+    Example: ekko-mem remember --scope user --category 生活技能/做饭/饮食偏好 --type preference --key avoid_ingredient --value 香菜 --title 用户不吃香菜
+    """
+    fields = {"scope": scope, "domain": domain, "categoryPath": category, "type": type,
+              "key": key, "valueJson": value, "title": title, "content": content,
+              "tags": tag, "entities": entity, "confidence": confidence,
+              "importance": importance, "expiresAt": expires, "sourceMessageIds": source}
+    from . import actions_memory
+    actions_memory.do_remember(text, fields=fields, supersedes=supersedes, reason=reason,
+                               actor=actor, yes=yes, session=session, as_json=json,
+                               quiet=quiet, workspace=workspace)
+
+
+@app.command()
+def query(
+    text: Annotated[Optional[str], typer.Argument(help="Words to search for (FTS).")] = None,
+    scope: ScopesOpt = None, session: Session = None, domain: Domain = None,
+    category: Category = None, type: TypesOpt = None, key: Key = None, value: Value = None,
+    tag: Annotated[Optional[List[str]], typer.Option("--tag", help="Has this tag.")] = None,
+    entity: Annotated[Optional[List[str]], typer.Option(
+        "--entity", help="Has this entity.")] = None,
+    include_expired: Annotated[bool, typer.Option(
+        "--include-expired", help="Also expired memories.")] = False,
+    include_superseded: Annotated[bool, typer.Option(
+        "--include-superseded", help="Also superseded versions.")] = False,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many.")] = 20,
+    workspace: Workspace = None, json: Json = False, no_color: NoColor = False,
+) -> None:
+    """Find memories: exact by fields, relevant by text, and what was left out and why.
+
+    Example: ekko-mem query --key avoid_ingredient --value 香菜 --json
+    Example: ekko-mem query 香菜
+    """
+    from . import actions_memory
+    actions_memory.do_query(text, query={
+        "scopes": scope, "domain": domain, "categoryPathPrefix": category, "types": type,
+        "key": key, "valueJson": value, "tags": tag, "entities": entity,
+        "includeExpired": include_expired, "includeSuperseded": include_superseded,
+        "limit": limit}, as_json=json, color=_color(no_color), workspace=workspace,
+        session=session)
+
+
+@app.command()
+def forget(
+    node_id: Annotated[Optional[str], typer.Argument(
+        metavar="ID", help="Id (or unique prefix) of the memory.")] = None,
+    scope: ScopeOpt = None, domain: Domain = None, category: Category = None,
+    type: TypeOpt = None, key: Key = None, value: Value = None,
+    source_message: Annotated[Optional[str], typer.Option(
+        "--source-message", help="Every memory taken from this message.")] = None,
+    all_workspace: Annotated[bool, typer.Option(
+        "--all-workspace", help="Every memory in this workspace.")] = False,
+    all_user: Annotated[bool, typer.Option(
+        "--all-user", help="Every user-scope memory.")] = False,
+    hard: Annotated[bool, typer.Option(
+        "--hard", help="Remove for good (text, index and audit copies).")] = False,
+    purge_sources: Annotated[bool, typer.Option(
+        "--purge-sources", help="With --hard: also the source messages.")] = False,
+    yes: Yes = False, reason: Reason = "", workspace: Workspace = None, json: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Forget memories: soft by default (status deleted); --hard removes them for good.
+
+    Several matches, or --hard, need --yes (exit 3 lists the candidates).
+    Example: ekko-mem forget --key avoid_ingredient --value 香菜 --reason "不再忌口"
+    """
+    from . import actions_memory
+    selector = {"scope": scope, "domain": domain, "categoryPathPrefix": category,
+                "type": type, "key": key, "sourceMessageId": source_message,
+                "workspace": all_workspace, "user": all_user}
+    if value is not None:
+        from .service.drafts import DraftMixin
+        selector["valueJson"] = DraftMixin.value_from_text(value)
+    actions_memory.do_forget(node_id, selector=selector, hard=hard,
+                             purge_sources=purge_sources, yes=yes, reason=reason,
+                             as_json=json, quiet=quiet, workspace=workspace)
+
+
+audit_app = typer.Typer(help="The audit trail of every change, and undo.",
+                        no_args_is_help=False)
+app.add_typer(audit_app, name="audit")
+
+
+@audit_app.callback(invoke_without_command=True)
+def audit(
+    ctx: typer.Context,
+    node: Annotated[Optional[str], typer.Option("--node", help="Only this node.")] = None,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="ISO time, or -2h / -3d ago.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many.")] = 50,
+    workspace: Workspace = None, json: Json = False, no_color: NoColor = False,
+) -> None:
+    """List audit events, newest first (JSON Lines with --json).
+
+    Example: ekko-mem audit --node mem_01k --json
+    """
+    if ctx.invoked_subcommand is None:
+        from . import actions_memory
+        actions_memory.do_audit(node=node, since=since, limit=limit, as_json=json,
+                                color=_color(no_color), workspace=workspace)
+
+
+@audit_app.command("undo")
+def audit_undo(
+    event: Annotated[str, typer.Argument(help="Audit event id (or unique prefix).")],
+    reason: Reason = "", workspace: Workspace = None, json: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Reverse a soft change (create, update, supersede, expire, delete) as a new change.
+
+    Example: ekko-mem audit undo evt_01k
+    """
+    from . import actions_memory
+    actions_memory.do_undo(event, reason=reason, as_json=json, quiet=quiet,
+                           workspace=workspace)
+
+
+@app.command()
+def show(
+    identifier: Annotated[str, typer.Argument(
+        metavar="ID", help="A node, message, summary or event id (or unique prefix).")],
+    workspace: Workspace = None, json: Json = False, no_color: NoColor = False,
+) -> None:
+    """Show a record with its versions, source messages and audit trail.
+
+    Example: ekko-mem show mem_01k
+    """
+    from . import actions_memory
+    actions_memory.do_show(identifier, as_json=json, color=_color(no_color),
+                           workspace=workspace)
+
+
+@app.command()
+def edit(
+    identifier: Annotated[str, typer.Argument(metavar="ID", help="Node id (or prefix).")],
+    reason: Reason = "", yes: Yes = False, workspace: Workspace = None, json: Json = False,
+    quiet: Quiet = False,
+) -> None:
+    """Edit a memory in $EDITOR (JSON); saved as an audited update or supersede.
+
+    Example: EDITOR=nano ekko-mem edit mem_01k
+    """
+    from . import actions_memory
+    actions_memory.do_edit(identifier, reason=reason, yes=yes, as_json=json, quiet=quiet,
+                           workspace=workspace)
+
+
+@app.command()
+def expire(workspace: Workspace = None, json: Json = False, quiet: Quiet = False) -> None:
+    """Mark memories past their expiresAt as expired (audited); writes do this on their own.
+
+    Example: ekko-mem expire
+    """
+    from . import actions_memory
+    actions_memory.do_expire(as_json=json, quiet=quiet, workspace=workspace)
 
 
 def run(argv: list[str]) -> int:

@@ -43,6 +43,25 @@ def open_store(path: Path, *, create: bool = False, allow_newer: bool = False,
     return store
 
 
+def load_global() -> SqliteMemoryStore | None:
+    """The read-only global nodes shipped in the package, in an in-memory db (None if none)."""
+    import json
+    import sqlite3
+    seed = Path(__file__).resolve().parent.parent / "data" / "global.json"
+    nodes = json.loads(seed.read_text(encoding="utf-8")) if seed.exists() else []
+    if not nodes:
+        return None
+    store = SqliteMemoryStore(Connection(sqlite3.connect(":memory:", isolation_level=None,
+                                                         check_same_thread=False),
+                                         Path(":memory:")))
+    apply_migrations(store)
+    with store.db.atomic():
+        for node in nodes:
+            store.insert_node({**node, "scope": "global", "status": "active"})
+    store.read_only_reason = "global scope is read-only"
+    return store
+
+
 def pending(version: int) -> list[tuple[int, str]]:
     return [(number, name) for number, name, _ in migrations.MIGRATIONS if number > version]
 

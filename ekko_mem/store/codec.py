@@ -3,10 +3,7 @@ from __future__ import annotations
 
 import json
 
-
-def dumps(value) -> str:
-    """Canonical compact JSON, so equal values are equal text (exact valueJson lookups)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+from ..canonical import canonical_json as dumps
 
 
 def loads(text):

@@ -201,3 +201,14 @@ class NodeStore:
                            f" {' and '.join(where)} order by created_at desc, rowid desc"
                            " limit ?", (*args, limit))
         return [codec.event_from_row(r) for r in rows]
+
+    def scrub_events(self, node_id: str) -> None:
+        """Drop the before/after copies an erased node left in its audit trail."""
+        self.db.execute("update memory_audit_events set payload_json = null where node_id = ?",
+                        (node_id,))
+
+    def detach_successors(self, node_id: str) -> None:
+        self.db.execute("update memory_nodes set supersedes_id = null where supersedes_id = ?",
+                        (node_id,))
+        self.db.execute("update memory_nodes set parent_id = null where parent_id = ?",
+                        (node_id,))

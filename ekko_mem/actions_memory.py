@@ -1,0 +1,172 @@
+"""Command bodies for structured memory: remember, query, forget, audit, show, edit."""
+from __future__ import annotations
+
+import sys
+
+from .actions import read_text, service
+from .errors import EkkoError, NeedsConfirmation, NotFound, Rejected
+from .render import human, machine
+from .render.nodes import node_rows, print_show
+
+_BY_CODE = {3: NeedsConfirmation, 4: Rejected, 5: NotFound}
+
+
+def _fail_from(result: dict) -> EkkoError:
+    cls = _BY_CODE.get(result.get("code"), Rejected)
+    return cls(result.get("reason") or "refused", result.get("hint") or "")
+
+
+def _finish(results: list[dict], *, as_json: bool, quiet: bool, describe) -> None:
+    """Print results; the first refusal becomes the error line and the exit code."""
+    if as_json:
+        machine.emit_jsonl(results)
+    elif not quiet:
+        for result in results:
+            if result.get("accepted") or result.get("deletedIds"):
+                human.lines([describe(result)])
+    refused = [r for r in results if not r.get("accepted") and not r.get("deletedIds")
+               and r.get("code")]
+    if refused:
+        raise _fail_from(refused[0])
+
+
+def _describe_write(result: dict) -> str:
+    text = f"{result['operation']} {result['nodeId']} ({result['scope']})"
+    if result.get("supersededId"):
+        text += f", superseding {result['supersededId']}"
+    for note in result.get("notes", []):
+        text += f"\n  note: {note}"
+    return text
+
+
+def do_remember(text, *, fields, supersedes=None, reason="", actor="user", yes=False,
+                session=None, as_json=False, quiet=False, workspace=None):
+    if text is None and not fields and not sys.stdin.isatty():
+        text = read_text(None)
+    elif text == "-":
+        text = read_text("-")
+    svc = service(workspace, session)
+    if fields.get("valueJson") is not None:
+        fields["valueJson"] = svc.value_from_text(fields["valueJson"])
+    with svc:
+        results = svc.remember(text, fields=fields, supersedes=supersedes, reason=reason,
+                               actor=actor, confirm=yes, session=session)
+    _finish(results, as_json=as_json, quiet=quiet, describe=_describe_write)
+
+
+def do_query(text, *, query, as_json=False, color=False, workspace=None, session=None):
+    svc = service(workspace, session)
+    if query.get("valueJson") is not None:
+        query["valueJson"] = svc.value_from_text(query["valueJson"])
+    with svc:
+        result = svc.retrieve({**query, "queryText": text, "sessionId": session})
+    if as_json:
+        return machine.emit_json(result)
+    for title, nodes in (("exact", result["exact"]), ("relevant", result["relevant"])):
+        if nodes:
+            human.table(title, ["id", "scope", "type", "memory", "status", "conf"],
+                        node_rows(nodes), color=color)
+    if result["omitted"]:
+        human.table("omitted", ["id", "reason"],
+                    [[o["nodeId"], o["reason"]] for o in result["omitted"]], color=color)
+    if not (result["exact"] or result["relevant"]):
+        human.note("no memory matches")
+
+
+def do_forget(node_id, *, selector, hard=False, purge_sources=False, yes=False, reason="",
+              as_json=False, quiet=False, workspace=None):
+    with service(workspace) as svc:
+        result = svc.forget({"id": node_id, **selector}, mode="hard" if hard else "soft",
+                            reason=reason, confirm=yes, purge_sources=purge_sources)
+    if as_json:
+        machine.emit_json(result)
+    elif result.get("candidates"):
+        human.lines([f"{c['id']}\t{c['scope']}\t{c['status']}\t{c['title']}"
+                     for c in result["candidates"]])
+    elif result["deletedIds"] and not quiet:
+        human.lines([f"{result['mode']}-deleted {i}" for i in result["deletedIds"]])
+    if result.get("code"):
+        raise _fail_from(result)
+
+
+def do_audit(*, node=None, since=None, limit=50, as_json=False, color=False, workspace=None):
+    with service(workspace) as svc:
+        events = svc.audit(node_id=node, since=since, limit=limit)
+    if as_json:
+        return machine.emit_jsonl(events)
+    human.table("audit", ["time", "event", "type", "node", "actor", "reason"],
+                [[e["createdAt"], e["id"], e["eventType"], e.get("nodeId") or "-", e["actor"],
+                  human.short(e["reason"], 50)] for e in events], color=color)
+
+
+def do_undo(event_id, *, reason="", as_json=False, quiet=False, workspace=None):
+    with service(workspace) as svc:
+        result = svc.undo(event_id, reason=reason)
+    if as_json:
+        return machine.emit_json(result)
+    if not quiet:
+        human.lines([f"undid {result['undoneEventId']} as {result['eventId']}: "
+                     + ", ".join(result["changedIds"])])
+
+
+def do_show(identifier, *, as_json=False, color=False, workspace=None):
+    with service(workspace) as svc:
+        record = svc.show(identifier)
+    if as_json:
+        return machine.emit_json(record)
+    print_show(record, color=color)
+
+
+def do_expire(*, as_json=False, quiet=False, workspace=None):
+    with service(workspace) as svc:
+        result = svc.expire_due()
+    if as_json:
+        return machine.emit_json(result)
+    if not quiet:
+        human.lines([f"expired {i}" for i in result["expiredIds"]] or ["nothing to expire"])
+
+
+EDITABLE = ("scope", "domain", "categoryPath", "type", "key", "valueJson", "title", "content",
+            "confidence", "importance", "tags", "entities", "expiresAt")
+
+
+def do_edit(identifier, *, reason="", yes=False, as_json=False, quiet=False, workspace=None):
+    import json
+    import os
+    import shlex
+    import subprocess
+    import tempfile
+    with service(workspace) as svc:
+        node = svc.find_node(identifier)
+        if node["scope"] == "global":
+            raise Rejected("global memory is read-only", "remember your own version instead")
+        before = {k: node.get(k) for k in EDITABLE}
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        with tempfile.NamedTemporaryFile("w+", suffix=".json", prefix=f"{node['id']}-",
+                                         encoding="utf-8", delete=False) as handle:
+            json.dump(before, handle, ensure_ascii=False, indent=2)
+            path = handle.name
+        try:
+            code = subprocess.call([*shlex.split(editor), path])
+            if code != 0:
+                raise Rejected(f"the editor exited with {code}", "nothing was changed")
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read()
+        finally:
+            os.unlink(path)
+        try:
+            after = json.loads(text)
+        except ValueError as exc:
+            raise Rejected(f"the edited node is not valid JSON ({exc.msg} at line"
+                           f" {exc.lineno})", "nothing was changed; run edit again") from None
+        if not isinstance(after, dict):
+            raise Rejected("the edited node must be a JSON object", "nothing was changed")
+        changes = {k: v for k, v in after.items() if before.get(k) != v}
+        if not changes:
+            if not quiet:
+                human.note("no changes")
+            return None
+        result = svc.propose_update("update", changes, target_id=node["id"],
+                                    reason=reason or "edited by hand", actor="user",
+                                    confirm=yes)
+    _finish([result], as_json=as_json, quiet=quiet, describe=_describe_write)

@@ -1,0 +1,200 @@
+"""Find secrets and personal data in free text, so they are neither stored nor echoed back.
+
+Detection is by pattern plus a check where one exists (Luhn for cards, the GB 11643 check digit
+for Chinese resident ids), tuned to stay quiet on ordinary notes: dates, versions, git shas,
+times, amounts and plain Chinese or English sentences. For a credential written as
+`password: x` or 密码是x only the value is reported, so redacted text keeps its sense.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+KINDS = ("api_key", "password", "national_id", "card_number", "email", "phone")
+# When two findings cover the same text, the earlier kind in KINDS names it.
+_RANK = {kind: rank for rank, kind in enumerate(KINDS)}
+_PHRASES = {
+    "api_key": "an API key",
+    "password": "a password",
+    "national_id": "an ID number",
+    "card_number": "a card number",
+    "email": "an e-mail address",
+    "phone": "a phone number",
+}
+
+# A credential value: printable ASCII up to a space, quote or list separator. Real passwords are
+# ASCII, and stopping at Chinese keeps 密码是什么 ("what is the password") from matching.
+_VALUE = r"(?:(?![\"'`,;])[!-~])+"
+_SEP = r"[\"']?\s*(?:[:=：]|是|为|為)\s*[\"'“‘「]?"
+_W = "A-Za-z0-9_"  # not \w: Chinese characters are \w, and 卡号4111… must still match
+# (kind, check, pattern). A pattern reports its group "v" when it has one, else the whole
+# match. The lookbehinds let a match start only where a run begins, which keeps scanning linear
+# on long blobs of base64 or digits.
+_KEY_NAMES = r"(?:api[_-]?key|token|secret|access[_-]?key|private[_-]?key)"
+_PASSWORD_NAMES = r"(?:password|passwd|passphrase|pwd)"
+_SOURCES: tuple[tuple[str, str, str], ...] = (
+    ("api_key", "random", rf"(?<![{_W}-])sk-[A-Za-z0-9_-]{{20,}}"),
+    ("api_key", "", rf"(?<![{_W}-])(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[{_W}]{{22,}})"),
+    ("api_key", "", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
+    ("api_key", "", rf"(?<![{_W}-])xox[abposr]-[A-Za-z0-9-]{{10,}}"),
+    ("api_key", "", rf"(?<![{_W}-])AIza[0-9A-Za-z_-]{{35}}(?![{_W}-])"),
+    ("api_key", "", rf"(?<![{_W}.-])eyJ[{_W}-]{{4,}}\.eyJ[{_W}-]{{4,}}\.[{_W}-]*"),
+    ("api_key", "random", r"(?i)(?<![A-Za-z0-9])bearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"),
+    # DB_PASSWORD=…, X-Api-Key: …, "secret": "…"; the prefix words end in _ or - so that
+    # OLDPWD or max_tokens do not count.
+    ("api_key", "random", (rf"(?i)(?<![{_W}-])(?:[A-Za-z0-9]+[_-])*{_KEY_NAMES}"
+                           rf"(?![A-Za-z0-9]){_SEP}(?P<v>{_VALUE})")),
+    ("api_key", "random", rf"(?:密钥|秘钥|令牌)\s*{_SEP}(?P<v>{_VALUE})"),
+    ("password", "password", (rf"(?i)(?<![{_W}-])(?:[A-Za-z0-9]+[_-])*{_PASSWORD_NAMES}"
+                              rf"(?![A-Za-z0-9]){_SEP}(?P<v>{_VALUE})")),
+    # "the password is stored in the vault": after "is" only a value with a non-letter counts.
+    ("password", "password is",
+     rf"(?i)(?<![A-Za-z0-9])(?:password|passphrase)\s+is\s+[\"']?(?P<v>{_VALUE})"),
+    ("password", "password", rf"(?:密码|密碼|口令)\s*{_SEP}(?P<v>{_VALUE})"),
+    # Resident id: region, birth date YYYYMMDD, sequence, check digit (verified in _CHECKS).
+    ("national_id", "cn_id", (r"(?<![0-9A-Za-z])[1-9]\d{5}(?:19|20)\d\d(?:0[1-9]|1[0-2])"
+                              r"(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![0-9A-Za-z])")),
+    ("national_id", "", r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d\d-(?!0000)\d{4}(?![\d-])"),
+    ("card_number", "card", rf"(?<![{_W}.,-])\d+(?:[ -]\d+)*(?![{_W}-])"),
+    # (?!:\S) leaves out ssh remotes such as git@github.com:owner/repo.
+    ("email", "email", (r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+"
+                        r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])(?!:\S)")),
+    ("phone", "phone",
+     rf"(?<![{_W}+])(?:(?:\+|00)86[ -]?)?1[3-9]\d(?:[ -]?\d{{4}}){{2}}(?![{_W}-])"),
+    ("phone", "phone", rf"(?<![{_W}+])\+\d[\d ()-]{{6,22}}\d(?![{_W}-])"),
+)
+_compiled: list[tuple[str, str, re.Pattern[str]]] = []  # filled on first use: keeps import cheap
+
+# Words that fill a credential slot in config and docs without being a credential.
+_PLACEHOLDERS = {"true", "false", "null", "none", "nil", "required", "optional", "yes", "no",
+                 "empty", "unset", "changeme", "redacted", "hidden", "secret", "password"}
+_NOT_PASSWORD_STARTS = ("/", "~", "<", "${", "{{", "[REDACTED")
+# Retina image names (icon@2x.png) look like e-mail addresses.
+_FILE_SUFFIXES = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "pdf"}
+_MAX_CARD_GROUPS = 5
+_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+
+def _patterns() -> list[tuple[str, str, re.Pattern[str]]]:
+    if not _compiled:
+        _compiled.extend((kind, check, re.compile(source)) for kind, check, source in _SOURCES)
+    return _compiled
+
+
+def find_sensitive(text: str) -> list[dict]:
+    """Secrets and personal data in text: [{"kind", "start", "end"}], in order, not overlapping."""
+    found: list[tuple[int, int, str]] = []
+    for kind, check, pattern in _patterns():
+        group = "v" if "v" in pattern.groupindex else 0
+        for match in pattern.finditer(text):
+            if check == "card":
+                found.extend((start, end, kind) for start, end in _card_spans(match))
+                continue
+            span = _accept(check, match.group(group), match.start(group))
+            if span:
+                found.append((*span, kind))
+    found.sort(key=lambda f: (f[0], f[0] - f[1], _RANK[f[2]]))
+    findings: list[dict] = []
+    for start, end, kind in found:
+        if not findings or start >= findings[-1]["end"]:
+            findings.append({"kind": kind, "start": start, "end": end})
+    return findings
+
+
+def _accept(check: str, value: str, start: int) -> tuple[int, int] | None:
+    """Check one candidate and return its span, or None when it is not sensitive after all."""
+    # Judge the value without trailing sentence punctuation, but redact all of it: a password
+    # may end in "!" and a leaked last character is worse than a swallowed full stop.
+    bare = value.rstrip(".!?)]}>:")
+    if not bare or not _CHECKS[check](bare):
+        return None
+    return start, start + len(value)
+
+
+def _looks_random(value: str) -> bool:
+    # Keys mix letters and digits; "YOUR_API_KEY" or "${TOKEN}" or a long word do not.
+    return (len(value) >= 16 and any(c.isdigit() for c in value)
+            and any(c.isalpha() for c in value))
+
+
+def _plausible_password(value: str) -> bool:
+    if value.lower() in _PLACEHOLDERS or value.startswith(_NOT_PASSWORD_STARTS):
+        return False  # paths (PWD=/home/x), placeholders, templates, our own redactions
+    return set(value) - set("*x•.") != set()  # "****" is already masked
+
+
+def _id_check_digit_ok(value: str) -> bool:
+    total = sum(int(d) * w for d, w in zip(value, _ID_WEIGHTS))
+    return "10X98765432"[total % 11] == value[17].upper()
+
+
+_CHECKS: dict[str, Callable[[str], bool]] = {
+    "": bool,
+    "random": _looks_random,
+    "password": _plausible_password,
+    "password is": lambda v: _plausible_password(v) and not v.isalpha(),
+    "cn_id": _id_check_digit_ok,
+    "email": lambda v: v.rsplit(".", 1)[-1].lower() not in _FILE_SUFFIXES,
+    "phone": lambda v: 8 <= sum(c.isdigit() for c in v) <= 15,
+}
+
+
+def _card_spans(match: re.Match[str]) -> list[tuple[int, int]]:
+    """Card numbers inside a run of digit groups: 13-19 digits passing Luhn.
+
+    Groups are tried left to right, longest first, so a card next to a date or another number
+    is still found; digits inside one group are never split. Cards are printed in at most five
+    groups (4-4-4-4-3), which also bounds the work on long runs of small numbers.
+    """
+    base = match.start()
+    groups = [(base + m.start(), base + m.end(), m.group())
+              for m in re.finditer(r"\d+", match.group())]
+    spans, i = [], 0
+    while i < len(groups):
+        best, number = None, ""
+        # Every card network starts 2-6; this rules out millisecond timestamps.
+        if groups[i][2][0] in "23456":
+            for j in range(i, min(i + _MAX_CARD_GROUPS, len(groups))):
+                number += groups[j][2]
+                if len(number) > 19:
+                    break
+                if len(number) >= 13 and _luhn_ok(number):
+                    best = j
+        if best is None:
+            i += 1
+        else:
+            spans.append((groups[i][0], groups[best][1]))
+            i = best + 1
+    return spans
+
+
+def _luhn_ok(number: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(number)):
+        digit = int(char)
+        if position % 2:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+def redact(text: str) -> str:
+    """text with every finding replaced by [REDACTED:<kind>]."""
+    parts, last = [], 0
+    for finding in find_sensitive(text):
+        parts.append(text[last:finding["start"]])
+        parts.append(f"[REDACTED:{finding['kind']}]")
+        last = finding["end"]
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def describe(findings: list[dict]) -> str:
+    """The distinct kinds found, in order, as a phrase: "an API key and an e-mail address"."""
+    kinds = list(dict.fromkeys(f["kind"] for f in findings))
+    phrases = [_PHRASES.get(kind, "a " + kind.replace("_", " ")) for kind in kinds]
+    if not phrases:
+        return "nothing sensitive"
+    if len(phrases) == 1:
+        return phrases[0]
+    return f"{', '.join(phrases[:-1])} and {phrases[-1]}"

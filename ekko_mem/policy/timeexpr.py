@@ -1,0 +1,87 @@
+"""Read the times people type for expiry and due dates: ISO-8601, +2h, tomorrow, 本周.
+
+Day and week ends are local to the machine (the process TZ), because "today" means the user's
+day, not UTC's; every result is returned as an aware UTC datetime.
+"""
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta, timezone
+
+from ..env import parse_time
+from ..errors import UsageError
+
+ACCEPTED = ("an ISO-8601 time like 2026-03-01T12:00:00Z or a date like 2026-03-01, "
+            "+30m, +2h, +3d, +1w (or 'in 2 hours', 3天后), "
+            "today/end of day/今天, tomorrow/明天, this week/本周")
+
+_UNITS = {
+    "m": "minutes", "min": "minutes", "mins": "minutes", "minute": "minutes",
+    "minutes": "minutes", "分钟": "minutes", "分": "minutes",
+    "h": "hours", "hr": "hours", "hrs": "hours", "hour": "hours", "hours": "hours",
+    "小时": "hours", "个小时": "hours", "钟头": "hours", "个钟头": "hours",
+    "d": "days", "day": "days", "days": "days", "天": "days", "日": "days",
+    "w": "weeks", "wk": "weeks", "wks": "weeks", "week": "weeks", "weeks": "weeks",
+    "周": "weeks", "星期": "weeks", "个星期": "weeks",
+}
+# Days after today whose end is meant; "this week" is worked out from the weekday.
+_DAY_WORDS = {
+    "today": 0, "end of day": 0, "eod": 0, "今天": 0, "今日": 0,
+    "tomorrow": 1, "明天": 1, "明日": 1,
+}
+_WEEK_WORDS = {"this week", "end of week", "eow", "本周", "这周", "本星期", "这个星期"}
+_relative: re.Pattern[str] | None = None  # compiled on first use: keeps import cheap
+
+
+def _relative_pattern() -> re.Pattern[str]:
+    global _relative
+    if _relative is None:
+        units = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
+        _relative = re.compile(rf"(?:\+|in\s+)?(\d+)\s*({units})(?:\s*后|\s*以后|\s*之后)?")
+    return _relative
+
+
+def parse_when(text: str, now: datetime) -> datetime:
+    """The moment text names, as an aware UTC datetime; now anchors relative forms.
+
+    ISO-8601 times without a zone and bare dates are UTC (a date is its midnight). Relative
+    forms add to now. today/tomorrow/this week mean the last millisecond of that local day, or
+    of the local week's Sunday. Anything else raises UsageError listing the accepted forms.
+    """
+    now = _as_utc(now)
+    phrase = " ".join(text.strip().lower().split())
+    if phrase in _DAY_WORDS:
+        return _end_of_local_day(now, _DAY_WORDS[phrase])
+    if phrase in _WEEK_WORDS:
+        return _end_of_local_day(now, 6 - now.astimezone().weekday())
+    match = _relative_pattern().fullmatch(phrase)
+    if match:
+        amount, unit = int(match.group(1)), _UNITS[match.group(2)]
+        try:
+            return now + timedelta(**{unit: amount})
+        except OverflowError:
+            raise UsageError(f"{text.strip()!r} is too far in the future",
+                             f"use {ACCEPTED}") from None
+    try:
+        return parse_time(text)
+    except (ValueError, OverflowError):
+        raise UsageError(f"cannot read {text.strip()!r} as a time", f"use {ACCEPTED}") from None
+
+
+def end_of_local_day(now: datetime) -> datetime:
+    """23:59:59.999 local time on now's local day, as an aware UTC datetime."""
+    return _end_of_local_day(_as_utc(now), 0)
+
+
+def _end_of_local_day(now: datetime, days_ahead: int) -> datetime:
+    day: date = now.astimezone().date() + timedelta(days=days_ahead)
+    # A naive local time converted by astimezone() gets the UTC offset in force on that day,
+    # so a day that starts in winter time and ends in summer time still ends at local 23:59.
+    local_end = datetime.combine(day, time(23, 59, 59, 999000))
+    return local_end.astimezone(timezone.utc)
+
+
+def _as_utc(moment: datetime) -> datetime:
+    if moment.tzinfo is None:  # the house rule: a time without a zone is UTC
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)

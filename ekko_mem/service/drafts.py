@@ -1,0 +1,229 @@
+"""Turning a proposed (partial) node into a complete, normalised, policy-checked node."""
+from __future__ import annotations
+
+from ..env import format_time
+from ..errors import NeedsConfirmation, Rejected
+from ..ids import new_id
+from ..policy import scope as scope_policy
+from ..policy.schema import Schema, shape_of
+from ..policy.vocab import SCOPES, TYPES, choose
+
+TITLE_MAX = 80
+
+
+def _clean_list(values, field: str) -> list[str]:
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+        raise Rejected(f"{field} must be a list of strings", f"fix {field}")
+    return list(dict.fromkeys(v.strip() for v in values if v and v.strip()))
+
+
+def _unit(value, field: str, default: float) -> float:
+    if value is None:
+        return default
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise Rejected(f"{field} must be a number from 0 to 1, not {value!r}",
+                       f"pass --{field} 0.8") from None
+    if not 0 <= number <= 1:
+        raise Rejected(f"{field} must be from 0 to 1, not {number}", f"pass --{field} 0.8")
+    return number
+
+
+class DraftMixin:
+    _config = None
+    _schema = None
+
+    @property
+    def config(self):
+        if self._config is None:
+            from ..config import load
+            root = None
+            try:
+                root = self.root
+            except Exception:  # no workspace: user config alone
+                root = None
+            self._config = load(self.env.user_home(), root)
+        return self._config
+
+    @property
+    def schema(self) -> Schema:
+        if self._schema is None:
+            rules = self.config.get("schema.rules") or []
+            if rules:
+                from pydantic import ValidationError
+
+                from ..models import MemorySchemaRule, validation_message
+                try:
+                    rules = [MemorySchemaRule(**r).model_dump(exclude_none=True) for r in rules]
+                except (ValidationError, TypeError) as exc:
+                    raise Rejected(f"config schema.rules: {validation_message(exc)}"
+                                   if isinstance(exc, ValidationError) else str(exc),
+                                   "fix [[schema.rules]] in config.toml") from None
+            self._schema = Schema(rules, self.config.get("schema.synonyms"),
+                                  self.config.get("schema.singleValued"))
+        return self._schema
+
+    def prepare_node(self, draft: dict, *, actor: str, confirm: bool = False,
+                     session: str | None = None) -> tuple[dict, list[str]]:
+        notes: list[str] = []
+        node = self._fill(draft, actor, session)
+        rule = self.schema.rule_for(node["domain"], node["categoryPath"], node["type"])
+        problem = self._check_key(node, rule)
+        if problem:
+            if actor == "user" or node["scope"] == "global":
+                raise Rejected(*problem)
+            notes.append(f"{problem[0]}: demoted to session scope")
+            node["scope"] = "session"
+        if node["scope"] is None:
+            node["scope"] = scope_policy.default_scope(node, rule, actor)
+        verdict, why = scope_policy.check_write(node["scope"], actor, node)
+        if verdict == "reject":
+            raise Rejected(why, "use session, workspace or user scope")
+        if verdict == "demote":
+            notes.append(why)
+            node["scope"] = "session"
+            if node.get("expiresAt") is None and scope_policy.looks_temporary(node):
+                node["expiresAt"] = self._end_of_day()
+        if verdict == "confirm" and not confirm:
+            raise NeedsConfirmation(why, "rerun with --yes (or confirm) if the user said so")
+        self._check_sensitive(node, confirm)
+        self._bind_owner(node)
+        return node, notes
+
+    def _fill(self, draft: dict, actor: str, session: str | None) -> dict:
+        allowed = {"scope", "domain", "categoryPath", "type", "key", "valueJson", "title",
+                   "content", "status", "confidence", "importance", "tags", "entities",
+                   "sourceMessageIds", "sessionId", "expiresAt", "supersedesId", "parentId",
+                   "explicit"}
+        unknown = set(draft) - allowed
+        if unknown:
+            raise Rejected(f"unknown node field(s): {', '.join(sorted(unknown))}",
+                           f"a node takes: {', '.join(sorted(allowed))}")
+        kind = choose("type", draft.get("type") or "fact", TYPES)
+        scope = choose("scope", draft["scope"], SCOPES) if draft.get("scope") else None
+        if draft.get("status") not in (None, "active"):
+            raise Rejected("a new node is always active", "drop status, or use forget")
+        path = draft.get("categoryPath")
+        if isinstance(path, str):
+            path = [p for p in path.split("/") if p.strip()]
+        path = _clean_list(path, "categoryPath")
+        domain = (draft.get("domain") or (path[0] if path else "general")).strip()
+        path = path or [domain]
+        title = (draft.get("title") or "").strip()
+        content = (draft.get("content") or "").strip()
+        if not title and not content:
+            raise Rejected("a memory needs a title or content", "pass TEXT, --title or --content")
+        if not title:
+            flat = " ".join(content.split())
+            title = flat if len(flat) <= TITLE_MAX else flat[: TITLE_MAX - 1] + "…"
+        now = self.env.now_iso()
+        node = {
+            "id": new_id("node"), "scope": scope, "domain": domain, "categoryPath": path,
+            "type": kind, "title": title, "content": content or title, "status": "active",
+            "confidence": _unit(draft.get("confidence"), "confidence",
+                                0.95 if actor == "user" else 0.7),
+            "importance": _unit(draft.get("importance"), "importance", 0.7),
+            "tags": _clean_list(draft.get("tags"), "tags"),
+            "entities": _clean_list(draft.get("entities"), "entities"),
+            "sourceMessageIds": _clean_list(draft.get("sourceMessageIds"), "sourceMessageIds"),
+            "explicit": bool(draft.get("explicit")) or actor == "user", "actor": actor,
+            "createdAt": now, "updatedAt": now,
+        }
+        if draft.get("key") is not None:
+            node["key"] = self.schema_key(draft["key"])
+            node["valueJson"] = draft.get("valueJson")
+        elif draft.get("valueJson") is not None:
+            raise Rejected("valueJson needs a key", "pass --key too")
+        if draft.get("parentId"):
+            node["parentId"] = draft["parentId"]
+        if draft.get("expiresAt"):
+            node["expiresAt"] = self._normalise_time(draft["expiresAt"])
+        if scope == "session" or draft.get("sessionId") or session:
+            node["sessionId"] = draft.get("sessionId") or self.session(session)
+        return node
+
+    def schema_key(self, key) -> str:
+        from ..policy.schema import canonical_key
+        if not isinstance(key, str) or not key.strip():
+            raise Rejected("key must be a non-empty string", "pass --key avoid_ingredient")
+        return canonical_key(key, self.schema.synonyms)
+
+    def _check_key(self, node: dict, rule: dict | None) -> tuple[str, str] | None:
+        key = node.get("key")
+        if key is None:
+            return None
+        where = f"{node['domain']}/{'/'.join(node['categoryPath'][1:])} {node['type']}"
+        if rule is None or key not in rule["allowedKeys"]:
+            allowed = ", ".join(rule["allowedKeys"]) if rule else "none (no rule covers it)"
+            return (f"key '{key}' is not allowed for {where}",
+                    f"allowed keys: {allowed}; add a [[schema.rules]] entry in config.toml")
+        shape = self.schema.key_shape(key, rule)
+        value = self.schema.normalise_value(key, node.get("valueJson"), shape)
+        if value is None:
+            return (f"value {node.get('valueJson')!r} does not fit key '{key}' ({shape})",
+                    f"give a {shape} value with --value")
+        node["valueJson"] = value
+        return None
+
+    def _check_sensitive(self, node: dict, confirm: bool) -> None:
+        if node["scope"] not in ("user", "workspace"):
+            return
+        policy = self.config.get("sensitive.policy")
+        if policy == "allow":
+            return
+        from ..canonical import canonical_json
+        from ..policy.sensitive import describe, find_sensitive
+        text = " ".join([node["title"], node["content"], canonical_json(node.get("valueJson")),
+                         *node["tags"], *node["entities"]])
+        findings = find_sensitive(text)
+        if not findings:
+            return
+        what = describe(findings)
+        if policy == "refuse":
+            raise Rejected(f"this memory contains {what}; sensitive.policy is 'refuse'",
+                           "keep secrets out of memory, or use session scope")
+        if not confirm:
+            raise NeedsConfirmation(f"this memory contains {what}",
+                                    f"rerun with --yes to store it in {node['scope']} scope")
+
+    def _bind_owner(self, node: dict) -> None:
+        if node["scope"] == "user":
+            node["userId"] = self.env.user_id()
+        elif node["scope"] in ("workspace", "session"):
+            node["workspaceId"] = self.store.store_id()
+        if node["scope"] == "session" and not node.get("sessionId"):
+            node["sessionId"] = self.session()
+        ids = node["sourceMessageIds"]
+        if ids:
+            missing = set(ids) - self.store.message_ids_exist(ids)
+            if missing:
+                raise Rejected(f"source message {sorted(missing)[0]} does not exist",
+                               "log the message first, or drop --source")
+
+    def _normalise_time(self, text) -> str:
+        from ..policy.timeexpr import parse_when
+        return format_time(parse_when(str(text), self.env.now()))
+
+    def _end_of_day(self) -> str:
+        from ..policy.timeexpr import end_of_local_day
+        return format_time(end_of_local_day(self.env.now()))
+
+    @staticmethod
+    def value_from_text(text: str | None):
+        """--value takes JSON, or plain text taken as a string."""
+        if text is None:
+            return None
+        import json
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    @staticmethod
+    def shape(value) -> str:
+        return shape_of(value)

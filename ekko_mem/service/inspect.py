@@ -1,0 +1,153 @@
+"""Looking back: the audit trail, undo, and `show` (why is this remembered?)."""
+from __future__ import annotations
+
+from ..errors import NotFound, Rejected
+from ..ids import kind_of
+
+
+class InspectService:
+    def audit(self, *, node_id: str | None = None, since: str | None = None,
+              limit: int = 50) -> list[dict]:
+        if limit < 1:
+            raise Rejected(f"--limit must be at least 1, not {limit}", "pass --limit 50")
+        if node_id:
+            node_id = self._node_id_for_audit(node_id)
+        if since:
+            since = self._normalise_since(since)
+        events: list[dict] = []
+        for _, store in self._stores():
+            events += store.list_events(node_id=node_id, since=since, limit=limit)
+        events.sort(key=lambda e: (e["createdAt"], e["id"]), reverse=True)
+        return events[:limit]
+
+    def _node_id_for_audit(self, node_id: str) -> str:
+        try:
+            return self.find_node(node_id)["id"]
+        except NotFound:
+            return node_id  # a hard-deleted node keeps its audit rows
+
+    def _normalise_since(self, since: str) -> str:
+        from ..env import format_time
+        from ..policy.timeexpr import parse_when
+        text = since.strip()
+        if text.startswith("-"):  # -2h: that long ago
+            text = "+" + text[1:]
+            ahead = parse_when(text, self.env.now())
+            return format_time(self.env.now() - (ahead - self.env.now()))
+        return format_time(parse_when(text, self.env.now()))
+
+    def _find_event(self, event_id: str):
+        full = event_id if event_id.startswith("evt_") and len(event_id) > 20 else \
+            self.resolve_id(event_id, kinds=("event",))
+        for _, store in self._stores():
+            event = store.get_event(full)
+            if event is not None:
+                return event, store
+        raise NotFound(f"no audit event {event_id}", "list them with 'ekko-mem audit'")
+
+    def undo(self, event_id: str, *, reason: str = "", actor: str = "user") -> dict:
+        """Reverse a soft change as a new audited change."""
+        event, store = self._find_event(event_id)
+        kind, payload = event["eventType"], event.get("payload") or {}
+        before, after = payload.get("before"), payload.get("after")
+        if kind in ("undo", "purge") or (kind == "delete" and (after or {}).get("mode") ==
+                                         "hard") or (before is None and kind != "create"):
+            raise Rejected(f"{event['id']} ({kind}) cannot be undone",
+                           "only create, update, refresh, supersede, expire and soft delete can")
+        now = self.env.now_iso()
+        changed: list[str] = []
+        with store.db.atomic():
+            current = store.get_node(event["nodeId"])
+            if current is None:
+                raise NotFound(f"node {event['nodeId']} no longer exists", "nothing to undo")
+            if kind == "create":
+                self._require_status(current, "active")
+                restored = {**current, "status": "deleted", "updatedAt": now}
+            elif kind == "supersede":
+                self._require_status(current, "active")
+                old = store.get_node(before["id"])
+                if old is None or old["status"] != "superseded":
+                    raise Rejected(f"{before['id']} is no longer superseded", "nothing to undo")
+                store.set_status(old["id"], "active", now)
+                changed.append(old["id"])
+                restored = {**current, "status": "deleted", "updatedAt": now}
+            else:  # update, refresh, expire, delete: put the node back as it was
+                restored = {**before, "updatedAt": now}
+            store.replace_node(restored)
+            changed.insert(0, current["id"])
+            event_after = {"undoneEventId": event["id"], "before": current, "after": restored}
+            undo_id = self._audit(store, "undo", restored, actor,
+                                  reason or f"undo {event['id']}", before=current,
+                                  after=event_after)
+        return {"undoneEventId": event["id"], "eventId": undo_id, "changedIds": changed}
+
+    @staticmethod
+    def _require_status(node: dict, status: str) -> None:
+        if node["status"] != status:
+            raise Rejected(f"{node['id']} is {node['status']} now, not {status}",
+                           "undo the later change first (see 'ekko-mem audit')")
+
+    def show(self, identifier: str) -> dict:
+        """A record with its chain, sources and audit trail, found by id or unique prefix."""
+        full = self._resolve_any(identifier)
+        kind = kind_of(full)
+        if kind == "node":
+            node = self.find_node(full)
+            store = self._store_for(node["scope"]) if node["scope"] != "global" else None
+            chain = self._chain(node)
+            events = [e for n in chain for e in store.list_events(node_id=n["id"], limit=200)
+                      ] if store else []
+            events.sort(key=lambda e: (e["createdAt"], e["id"]))
+            return {"kind": "node", "node": node, "chain": chain,
+                    "sources": self.store.get_messages(node.get("sourceMessageIds", []))
+                    if node.get("sourceMessageIds") else [], "events": events}
+        if kind == "message":
+            msg = self.store.get_message(full)
+            cited = self.store.find_nodes({"sourceMessageId": full, "statuses": [
+                "active", "superseded", "expired", "deleted"]}, limit=100)
+            return {"kind": "message", "message": msg, "nodes": cited}
+        if kind == "summary":
+            summary = self.store.get_summary(full)
+            chain = []
+            parent = summary.get("parentSummaryId")
+            while parent:
+                prior = self.store.get_summary(parent)
+                if prior is None:
+                    break
+                chain.append(prior["id"])
+                parent = prior.get("parentSummaryId")
+            return {"kind": "summary", "summary": summary, "parents": chain}
+        event, _ = self._find_event(full)
+        return {"kind": "event", "event": event}
+
+    def _resolve_any(self, identifier: str) -> str:
+        for _, store in self._stores():
+            for getter in (store.get_node, store.get_event):
+                if getter(identifier) is not None:
+                    return identifier
+        if self.global_store() is not None and self.global_store().get_node(identifier):
+            return identifier
+        return self.resolve_id(identifier)
+
+    def _chain(self, node: dict) -> list[dict]:
+        """Every version of this memory, oldest first."""
+        store = self._store_for(node["scope"]) if node["scope"] != "global" else None
+        if store is None:
+            return [node]
+        older = []
+        current = node
+        while current.get("supersedesId"):
+            prior = store.get_node(current["supersedesId"])
+            if prior is None:
+                break
+            older.insert(0, prior)
+            current = prior
+        newer = []
+        current = node
+        while True:
+            nxt = store.successors(current["id"])
+            if not nxt:
+                break
+            newer.append(nxt[0])
+            current = nxt[0]
+        return [*older, node, *newer]

@@ -1,0 +1,188 @@
+"""Retrieval: MemoryQuery -> MemoryQueryResult, merged across dbs and conflict-resolved."""
+from __future__ import annotations
+
+from ..errors import NotFound, Rejected, UsageError
+from ..policy import conflict
+from ..policy.vocab import SCOPES, TYPES, choose
+
+LOW_CONFIDENCE = 0.3
+_QUERY_FIELDS = {"userId", "workspaceId", "sessionId", "scopes", "domain", "categoryPathPrefix",
+                 "types", "key", "valueJson", "tags", "entities", "queryText", "includeExpired",
+                 "includeSuperseded", "limit"}
+
+
+class QueryService:
+    def retrieve(self, query: dict) -> dict:
+        """The design's MemoryService.retrieve: exact, relevant and omitted-with-reasons."""
+        q = self._normalise_query(query)
+        now = self.env.now_iso()
+        base = {"scopes": q.get("scopes"), "domain": q.get("domain"),
+                "categoryPrefix": q.get("categoryPathPrefix"), "types": q.get("types"),
+                "key": q.get("key"), "valueJson": q.get("valueJson"), "tags": q.get("tags"),
+                "entities": q.get("entities"), "includeExpired": True, "now": now,
+                "statuses": ["active", "superseded", "expired"]}
+        structured = any(q.get(k) for k in ("domain", "categoryPathPrefix", "types", "key",
+                                            "tags", "entities", "scopes")) or (
+            q.get("valueJson") is not None)
+        text = (q.get("queryText") or "").strip()
+        pool = q["limit"] * 3 + 20
+        exact: list[dict] = []
+        relevant: list[tuple[dict, float]] = []
+        for _, store in self._read_stores(q.get("scopes")):
+            if structured or not text:
+                exact += store.find_nodes(base, limit=pool)
+            if text:
+                relevant += self._search(store, text, base, pool)
+        return self._classify(q, exact, relevant, now)
+
+    def _search(self, store, text: str, f: dict, limit: int) -> list[tuple[dict, float]]:
+        from ..store.fts import match_all, match_any
+        strict = match_all(text)
+        if strict is None:
+            return []
+        hits = store.search_nodes(strict, f, limit=limit)
+        if not hits:
+            hits = store.search_nodes(match_any(text), f, limit=limit)
+        return hits
+
+    def _classify(self, q: dict, exact: list[dict], relevant: list, now: str) -> dict:
+        session = q.get("sessionId") or self.session()
+        omitted: list[dict] = []
+        seen: set[str] = set()
+
+        def admit(node: dict) -> bool:
+            if node["id"] in seen:
+                return False
+            seen.add(node["id"])
+            if node["scope"] == "session" and node.get("sessionId") != session:
+                return False  # another session's scratch memory is not ours to see
+            reason = None
+            expired = node["status"] == "expired" or bool(
+                node.get("expiresAt") and node["expiresAt"] <= now)
+            if node["status"] == "superseded" and not q.get("includeSuperseded"):
+                reason = "superseded"
+            elif expired and not q.get("includeExpired"):
+                reason = "expired"
+            elif node["confidence"] < LOW_CONFIDENCE:
+                reason = "low_confidence"
+            if reason:
+                omitted.append({"nodeId": node["id"], "reason": reason})
+            return reason is None
+
+        exact_nodes = [n for n in exact if admit(n)]
+        relevant.sort(key=lambda pair: pair[1])
+        relevant_nodes = [n for n, _ in relevant if admit(n)]
+        single = self.schema.is_single_valued
+        active = [n for n in exact_nodes + relevant_nodes if n["status"] == "active"]
+        _, losers = conflict.resolve(active, now, _Single(single))
+        lost = {n["id"] for n in losers}
+        omitted += [{"nodeId": i, "reason": "conflict_lost"} for i in sorted(lost)]
+        exact_nodes = sorted((n for n in exact_nodes if n["id"] not in lost),
+                             key=lambda n: conflict.rank_key(n, now))
+        relevant_nodes = [n for n in relevant_nodes if n["id"] not in lost]
+        room = q["limit"]
+        kept_exact, kept_relevant = exact_nodes[:room], relevant_nodes[: max(0, room -
+                                                                             len(exact_nodes))]
+        for node in exact_nodes[room:] + relevant_nodes[len(kept_relevant):]:
+            omitted.append({"nodeId": node["id"], "reason": "over_limit"})
+        return {"exact": kept_exact, "relevant": kept_relevant, "omitted": omitted}
+
+    def _normalise_query(self, query: dict) -> dict:
+        unknown = set(query) - _QUERY_FIELDS
+        if unknown:
+            raise Rejected(f"unknown query field(s): {', '.join(sorted(unknown))}",
+                           f"a MemoryQuery has: {', '.join(sorted(_QUERY_FIELDS))}")
+        q = {k: v for k, v in query.items() if v is not None and v != []}
+        if "scopes" in q:
+            q["scopes"] = [choose("scope", s, SCOPES) for s in q["scopes"]]
+        if "types" in q:
+            q["types"] = [choose("type", t, TYPES) for t in q["types"]]
+        if isinstance(q.get("categoryPathPrefix"), str):
+            q["categoryPathPrefix"] = [p for p in q["categoryPathPrefix"].split("/") if p]
+        if "key" in q:
+            q["key"] = self.schema_key(q["key"])
+        limit = q.get("limit", 20)
+        if not isinstance(limit, int) or limit < 1:
+            raise Rejected(f"limit must be a whole number of at least 1, not {limit!r}",
+                           "pass --limit 20")
+        q["limit"] = limit
+        return q
+
+    def _read_stores(self, scopes: list[str] | None = None) -> list[tuple[str, object]]:
+        stores = [(name, s) for name, s in self._stores()
+                  if not scopes or name == "user" and "user" in scopes
+                  or name == "workspace" and {"workspace", "session"} & set(scopes)]
+        if not scopes or "global" in scopes:
+            seed = self.global_store()
+            if seed is not None:
+                stores.append(("global", seed))
+        return stores
+
+    _global = None
+
+    def global_store(self):
+        """Read-only nodes shipped with the package, served from an in-memory db."""
+        if self._global is None:
+            from ..store import load_global
+            self._global = load_global() or False
+        return self._global or None
+
+    # -- lookups by id ------------------------------------------------------------------------
+    def find_node(self, identifier: str) -> dict:
+        if not identifier:
+            raise Rejected("no target node id given", "pass the id of the memory to change")
+        for _, store in self._stores():
+            node = store.get_node(identifier)
+            if node is not None:
+                return node
+        full = self.resolve_id(identifier, kinds=("node",))
+        return self.find_node(full)
+
+    def resolve_id(self, prefix: str, kinds=("node", "message", "summary", "event")) -> str:
+        """The one id that starts with `prefix`, as git resolves short commit ids."""
+        tables = {"node": "memory_nodes", "message": "memory_messages",
+                  "summary": "memory_summaries", "event": "memory_audit_events",
+                  "context": "memory_context_runs"}
+        matches: list[str] = []
+        for name, store in self._stores():
+            for kind in kinds:
+                if name == "user" and kind in ("message", "summary", "context"):
+                    continue
+                matches += store.ids_with_prefix(tables[kind], prefix)
+        matches = sorted(set(matches))
+        if not matches:
+            raise NotFound(f"no memory record with id {prefix!r}",
+                           "list ids with 'ekko-mem query' or 'ekko-mem history'")
+        if len(matches) > 1:
+            raise UsageError(f"id prefix {prefix!r} matches {len(matches)} records"
+                             f" ({', '.join(matches[:3])}…)", "give more characters")
+        return matches[0]
+
+    def memory_get(self, selector: dict) -> dict | None:
+        """The design's memory_get: by id, or the winning active node for type/key/value."""
+        if selector.get("id"):
+            try:
+                return self.find_node(selector["id"])
+            except NotFound:
+                return None
+        query = {k: selector[k] for k in ("key", "valueJson", "domain") if
+                 selector.get(k) is not None}
+        if selector.get("type"):
+            query["types"] = [selector["type"]]
+        if selector.get("scope"):
+            query["scopes"] = [selector["scope"]]
+        if not query:
+            raise Rejected("memory_get needs an id or a type, key, value, scope or domain",
+                           "pass at least one selector")
+        found = self.retrieve({**query, "limit": 1})["exact"]
+        return found[0] if found else None
+
+
+class _Single:
+    """Adapts the schema's single-valued test to the `in` operator conflict.slot expects."""
+
+    def __init__(self, test) -> None:
+        self.test = test
+
+    def __contains__(self, key) -> bool:
+        return self.test(key)

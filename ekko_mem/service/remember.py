@@ -1,0 +1,129 @@
+"""`remember`: a node from flags, or nodes extracted from free text (logged as their source)."""
+from __future__ import annotations
+
+from ..errors import Rejected
+from ..ids import new_id
+
+
+class RememberService:
+    def remember(self, text: str | None = None, *, fields: dict | None = None,
+                 supersedes: str | None = None, reason: str = "", actor: str = "user",
+                 confirm: bool = False, session: str | None = None) -> list[dict]:
+        """One proposal per node; each result is the design's {accepted, nodeId, reason}."""
+        fields = {k: v for k, v in (fields or {}).items() if v not in (None, [], "")}
+        if text is not None and not text.strip():
+            raise Rejected("the text to remember is empty", "pass TEXT or pipe it in")
+        if fields or supersedes:
+            if text is not None:
+                fields.setdefault("content", text.strip())
+            return self._remember_fields(text, fields, supersedes, reason, actor, confirm,
+                                         session)
+        if text is None:
+            raise Rejected("nothing to remember", "pass TEXT, or --title/--key with --value")
+        return self._remember_text(text.strip(), reason, actor, confirm, session)
+
+    def _remember_fields(self, text, fields, supersedes, reason, actor, confirm, session):
+        if text is None:
+            return [self._propose(fields, supersedes, reason, actor, confirm, session)]
+        return self._with_source(text, session, lambda mid: [self._propose(
+            {**fields, "sourceMessageIds": [*fields.get("sourceMessageIds", []), mid]},
+            supersedes, reason, actor, confirm, session)])
+
+    def _propose(self, fields, supersedes, reason, actor, confirm, session) -> dict:
+        if supersedes:
+            return self.propose_update("supersede", fields, target_id=supersedes,
+                                       reason=reason, actor=actor, confirm=confirm,
+                                       session=session)
+        return self.propose_update("create", fields, reason=reason, actor=actor,
+                                   confirm=confirm, session=session)
+
+    def _remember_text(self, text, reason, actor, confirm, session) -> list[dict]:
+        from ..extract.rules import extract
+        now = self.env.now_iso()
+        probe = {"id": "msg_pending", "sessionId": self.session(session), "role": "user",
+                 "content": text, "createdAt": now}
+        extraction = extract([probe], now=now, end_of_day=self._end_of_day())
+        items = extraction.get("nodes") or []
+        # The person asked for this to be remembered: that is explicit intent.
+        for item in items:
+            item["node"]["explicit"] = True
+        if not items:
+            items = [{"operation": "create", "reason": reason or "remembered as written",
+                      "node": {"type": "fact", "title": text, "content": text,
+                               "explicit": True}}]
+
+        def apply(mid):
+            for item in items:
+                item["node"]["sourceMessageIds"] = [mid]
+            return self.apply_items(items, actor=actor, confirm=confirm, session=session,
+                                    reason=reason)
+        return self._with_source(text, session, apply)
+
+    def _with_source(self, text, session, write) -> list[dict]:
+        """Log `text` as the source message in the same transaction as the writes.
+
+        If every proposal is refused, the message is rolled back too: nothing is written.
+        """
+        store = self.store
+        mid = new_id("message")
+
+        class _AllRefused(Exception):
+            pass
+
+        results: list[dict] = []
+        try:
+            with store.db.atomic():
+                store.append_messages([{"id": mid, "sessionId": self.session(session),
+                                        "role": "user", "content": text,
+                                        "createdAt": self.env.now_iso()}])
+                results = write(mid)
+                if not any(r.get("accepted") for r in results):
+                    raise _AllRefused
+        except _AllRefused:
+            return results
+        for result in results:
+            result.setdefault("sourceMessageId", mid)
+        return results
+
+    def apply_items(self, items: list[dict], *, actor: str, confirm: bool = False,
+                    session: str | None = None, reason: str = "") -> list[dict]:
+        """Apply MemoryExtraction items through propose_update (same validation as remember)."""
+        results = []
+        for item in items:
+            op = item.get("operation", "create")
+            why = reason or item.get("reason", "")
+            node = dict(item.get("node") or {})
+            if op == "ignore":
+                results.append({"accepted": False, "nodeId": None, "reason": why or "ignored",
+                                "operation": "ignored", "code": 0})
+                continue
+            target = item.get("targetId") or self._resolve_target(item.get("target"), node)
+            if op in ("supersede", "update", "expire") and target is None:
+                if op == "expire":
+                    results.append({"accepted": False, "nodeId": None, "code": 5,
+                                    "reason": "nothing to expire matches"})
+                    continue
+                op = "create"  # nothing to replace: the new statement stands on its own
+            results.append(self.propose_update(op, node, target_id=target, reason=why,
+                                               actor=actor, confirm=confirm, session=session))
+        return results
+
+    def _resolve_target(self, selector: dict | None, node: dict) -> str | None:
+        if not selector:
+            return None
+        query = {"limit": 5}
+        for name in ("key", "valueJson", "domain"):
+            if selector.get(name) is not None:
+                query[name] = selector[name]
+        if selector.get("type"):
+            query["types"] = [selector["type"]]
+        if selector.get("categoryPathPrefix"):
+            query["categoryPathPrefix"] = selector["categoryPathPrefix"]
+        if selector.get("text"):
+            query["queryText"] = selector["text"]
+        if len(query) == 1:
+            return None
+        found = self.retrieve(query)
+        hits = found["exact"] + found["relevant"]
+        hits = [n for n in hits if n["status"] == "active" and n["scope"] != "global"]
+        return hits[0]["id"] if hits else None
