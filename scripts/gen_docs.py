@@ -147,13 +147,19 @@ def parse_help(text: str | None) -> Doc:
     return Doc(lines[0].strip() if lines else "", [p for p in kept if p[1]], examples)
 
 
+def callback_doc(node: Node) -> Doc | None:
+    """The function's docstring when help= replaced it (a group's callback: `ekko-mem audit`)."""
+    doc = parse_help(inspect.getdoc(node.command.callback) if node.command.callback else None)
+    return doc if doc.summary and doc.summary != parse_help(node.command.help).summary else None
+
+
 def examples_of(node: Node) -> list[str]:
     """A command's own examples; a group without any shows its commands' first examples."""
-    own = parse_help(node.command.help).examples
-    if own or not node.is_group:
-        return own
-    firsts = [parse_help(sub.command.help).examples[:1] for sub in walk(node)[1:]]
-    return list(dict.fromkeys(ex for first in firsts for ex in first))
+    hidden = callback_doc(node)
+    own = parse_help(node.command.help).examples + (hidden.examples if hidden else [])
+    if not own and node.is_group:
+        own = [ex for sub in walk(node)[1:] for ex in parse_help(sub.command.help).examples[:1]]
+    return list(dict.fromkeys(own))
 
 
 # -- roff ---------------------------------------------------------------------------------------
@@ -241,7 +247,7 @@ def default_text(param: click.Parameter) -> str | None:
     show, value = getattr(param, "show_default", None), param.default
     if show is False or isinstance(show, str):
         return show or None
-    if callable(value) or value is None or value == () or value == []:
+    if callable(value) or value is None or value in ("", (), []):
         return None
     if getattr(param, "is_flag", False):
         return (param.opts if value else param.secondary_opts)[-1] if param.secondary_opts else None
@@ -269,7 +275,11 @@ def head(node: Node, doc: Doc) -> list[str]:
            ".SH NAME", prose(f"{node.page} - {doc.summary.rstrip('.')}"),
            ".SH SYNOPSIS", text_line(f"{bold(' '.join(node.path))} {placeholders(usage)}"),
            ".SH DESCRIPTION", ".PP", prose(doc.summary)]
-    for keep, lines in doc.paragraphs:
+    hidden = callback_doc(node)
+    if hidden:
+        lead = "Without a command: " if node.is_group else ""
+        out += [".PP", prose(lead + hidden.summary)]
+    for keep, lines in doc.paragraphs + (hidden.paragraphs if hidden else []):
         out += literal(lines) if keep else [".PP", prose(" ".join(lines))]
     return out
 

@@ -15,12 +15,13 @@ ACCEPTED = ("an ISO-8601 time like 2026-03-01T12:00:00Z or a date like 2026-03-0
             "+30m, +2h, +3d, +1w (or 'in 2 hours', 3天后), "
             "today/end of day/今天, tomorrow/明天, this week/本周")
 
+# "m" is minutes, as in +30m. Bare 日 and 分 are left out: 3日 is the 3rd of the month.
 _UNITS = {
     "m": "minutes", "min": "minutes", "mins": "minutes", "minute": "minutes",
-    "minutes": "minutes", "分钟": "minutes", "分": "minutes",
+    "minutes": "minutes", "分钟": "minutes",
     "h": "hours", "hr": "hours", "hrs": "hours", "hour": "hours", "hours": "hours",
     "小时": "hours", "个小时": "hours", "钟头": "hours", "个钟头": "hours",
-    "d": "days", "day": "days", "days": "days", "天": "days", "日": "days",
+    "d": "days", "day": "days", "days": "days", "天": "days",
     "w": "weeks", "wk": "weeks", "wks": "weeks", "week": "weeks", "weeks": "weeks",
     "周": "weeks", "星期": "weeks", "个星期": "weeks",
 }
@@ -37,7 +38,7 @@ def _relative_pattern() -> re.Pattern[str]:
     global _relative
     if _relative is None:
         units = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
-        _relative = re.compile(rf"(?:\+|in\s+)?(\d+)\s*({units})(?:\s*后|\s*以后|\s*之后)?")
+        _relative = re.compile(rf"(?:\+|in\s+)?(\d{{1,9}})\s*({units})(?:\s*后|\s*以后|\s*之后)?")
     return _relative
 
 

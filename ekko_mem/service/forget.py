@@ -49,6 +49,8 @@ class ForgetService:
                 f[field] = selector[name]
         if f.get("key"):
             f["key"] = self.schema_key(f["key"])
+        if isinstance(f.get("categoryPrefix"), str):
+            f["categoryPrefix"] = [p for p in f["categoryPrefix"].split("/") if p]
         if selector.get("type"):
             f["types"] = [self.check_choice("type", selector["type"])]
         scope = self.check_choice("scope", selector.get("scope"))

@@ -103,8 +103,9 @@ class InspectService:
                     if node.get("sourceMessageIds") else [], "events": events}
         if kind == "message":
             msg = self.store.get_message(full)
-            cited = self.store.find_nodes({"sourceMessageId": full, "statuses": [
-                "active", "superseded", "expired", "deleted"]}, limit=100)
+            cited = [n for _, store in self._stores() for n in store.find_nodes(
+                {"sourceMessageId": full, "statuses": ["active", "superseded", "expired",
+                                                       "deleted"]}, limit=100)]
             return {"kind": "message", "message": msg, "nodes": cited}
         if kind == "summary":
             summary = self.store.get_summary(full)

@@ -1,0 +1,133 @@
+"""remember, query, forget, audit, show, edit through the installed command."""
+from __future__ import annotations
+
+import json
+import sys
+
+COOK = "生活技能/做饭/饮食偏好"
+
+
+def remember_cilantro(cli, *extra):
+    return cli("remember", "--scope", "user", "--category", COOK, "--type", "preference",
+               "--key", "avoid_ingredient", "--value", "香菜", "--title", "用户不吃香菜",
+               "--content", "推荐菜谱时避免香菜。", "--tag", "忌口", "--entity", "香菜",
+               "--json", *extra)
+
+
+def test_remember_with_flags_returns_the_design_shape(cli, ws):
+    out = remember_cilantro(cli)
+    assert out.code == 0, out
+    (result,) = out.jsonl()
+    assert result["accepted"] is True and result["nodeId"].startswith("mem_")
+    again = remember_cilantro(cli)
+    assert again.jsonl()[0]["operation"] == "refreshed"
+    found = cli("query", "--key", "avoid_ingredient", "--value", "香菜", "--json").json()
+    assert [n["id"] for n in found["exact"]] == [result["nodeId"]]
+    assert found["exact"][0]["categoryPath"] == COOK.split("/")
+
+
+def test_remember_exit_codes(cli, ws):
+    bad_key = cli("remember", "--category", COOK, "--type", "preference", "--key", "colour",
+                  "--value", "red", "--title", "x")
+    assert bad_key.code == 4 and bad_key.err.startswith("ekko-mem: key 'colour' is not allowed")
+    bad_type = cli("remember", "x", "--type", "opinion")
+    assert bad_type.code == 4 and "use one of: preference, fact" in bad_type.err
+    glob = cli("remember", "x", "--scope", "global", "--title", "t", "--json")
+    assert glob.code == 4 and glob.jsonl()[0]["accepted"] is False
+    secret = cli("remember", "--title", "prod password: hunter2hunter2", "--scope", "workspace")
+    assert secret.code == 3 and "hunter2" not in secret.err
+    bad_conf = cli("remember", "--title", "x", "--confidence", "3")
+    assert bad_conf.code == 4
+    assert cli("query", "--json").json()["exact"] == [] or all(
+        n["scope"] == "global" for n in cli("query", "--json").json()["exact"])
+
+
+def test_query_tables_and_omitted(cli, ws):
+    first = remember_cilantro(cli).jsonl()[0]["nodeId"]
+    newer = cli("remember", "--supersedes", first, "--key", "limit_ingredient", "--value",
+                '{"ingredient": "香菜", "amount": "little"}', "--title", "用户可接受少量香菜",
+                "--json").jsonl()[0]
+    assert newer["supersededId"] == first
+    result = cli("query", "香菜", "--json").json()
+    assert [n["id"] for n in result["relevant"]] == [newer["nodeId"]]
+    assert {"nodeId": first, "reason": "superseded"} in result["omitted"]
+    plain = cli("query", "香菜")
+    assert newer["nodeId"] in plain.out and plain.code == 0
+
+
+def test_forget_flow_soft_confirm_hard(cli, ws):
+    a = remember_cilantro(cli).jsonl()[0]["nodeId"]
+    b = cli("remember", "--scope", "user", "--category", COOK, "--type", "preference",
+            "--key", "avoid_ingredient", "--value", "葱", "--title", "不吃葱",
+            "--json").jsonl()[0]["nodeId"]
+    many = cli("forget", "--category", COOK, "--json")
+    assert many.code == 3 and many.json()["requiresConfirmation"] is True
+    assert {c["id"] for c in many.json()["candidates"]} == {a, b}
+    one = cli("forget", "--key", "avoid_ingredient", "--value", "葱", "--json")
+    assert one.code == 0 and one.json()["deletedIds"] == [b]
+    hard = cli("forget", a, "--hard")
+    assert hard.code == 3
+    gone = cli("forget", a, "--hard", "--yes", "--json")
+    assert gone.code == 0 and gone.json()["mode"] == "hard"
+    assert cli("show", a).code == 5
+    nothing = cli("forget", "--key", "avoid_ingredient", "--value", "蒜")
+    assert nothing.code == 5 and nothing.err.startswith("ekko-mem: no memory matches")
+
+
+def test_audit_lists_and_undo(cli, ws):
+    nid = remember_cilantro(cli).jsonl()[0]["nodeId"]
+    cli("forget", nid)
+    events = cli("audit", "--json").jsonl()
+    assert [e["eventType"] for e in events][:2] == ["delete", "create"]
+    undo = cli("audit", "undo", events[0]["id"][:16], "--json")
+    assert undo.code == 0, undo
+    assert cli("query", "--key", "avoid_ingredient", "--json").json()["exact"][0]["id"] == nid
+    assert cli("audit", "--node", nid, "--json").jsonl()[0]["eventType"] == "undo"
+
+
+def test_show_explains_why(cli, ws):
+    out = cli("log", "记住，我以后做饭不要香菜。", "-s", "chat")
+    mid = out.out.strip()
+    nid = remember_cilantro(cli, "--source", mid).jsonl()[0]["nodeId"]
+    shown = cli("show", nid, "--json").json()
+    assert shown["sources"][0]["id"] == mid
+    assert shown["events"][0]["eventType"] == "create"
+    text = cli("show", nid[:12])
+    assert "source messages:" in text.out and "记住" in text.out
+    msg = cli("show", mid, "--json").json()
+    assert msg["kind"] == "message" and msg["nodes"][0]["id"] == nid
+
+
+def _editor(tmp_path, body: str):
+    script = tmp_path / "fake_editor.py"
+    script.write_text("import json, sys\npath = sys.argv[1]\n" + body)
+    return f"{sys.executable} {script}"
+
+
+def test_edit_validates_and_writes_an_update(cli, ws, tmp_path):
+    nid = remember_cilantro(cli).jsonl()[0]["nodeId"]
+    editor = _editor(tmp_path, "n = json.load(open(path))\nn['importance'] = 0.5\n"
+                               "json.dump(n, open(path, 'w'))\n")
+    out = cli("edit", nid, "--json", env={"EDITOR": editor})
+    assert out.code == 0 and out.jsonl()[0]["operation"] == "updated"
+    assert cli("show", nid, "--json").json()["node"]["importance"] == 0.5
+    broken = _editor(tmp_path, "open(path, 'w').write('{not json')\n")
+    bad = cli("edit", nid, env={"EDITOR": broken})
+    assert bad.code == 4 and "not valid JSON" in bad.err
+    invalid = _editor(tmp_path, "n = json.load(open(path))\nn['key'] = 'colour'\n"
+                                "json.dump(n, open(path, 'w'))\n")
+    refused = cli("edit", nid, env={"EDITOR": invalid})
+    assert refused.code == 4 and "not allowed" in refused.err
+    assert cli("show", nid, "--json").json()["node"]["key"] == "avoid_ingredient"
+    changed = _editor(tmp_path, "n = json.load(open(path))\nn['valueJson'] = '葱'\n"
+                                "json.dump(n, open(path, 'w'))\n")
+    sup = cli("edit", nid, "--json", env={"EDITOR": changed}).jsonl()[0]
+    assert sup["operation"] == "superseded" and sup["supersededId"] == nid
+
+
+def test_remember_from_stdin(cli, ws):
+    out = cli("remember", "--title", "deploys go through staging first", "--type", "constraint",
+              "--json", input="")
+    assert out.code == 0, out
+    assert out.jsonl()[0]["scope"] == "workspace"
+    assert json.dumps  # keep import used
