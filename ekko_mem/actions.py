@@ -100,3 +100,56 @@ def do_migrate(*, status=False, dry_run=False, as_json=False, workspace=None):
     if not status and not dry_run:
         out += [f"applied  {name}" for name in result["appliedNow"]] or ["nothing to apply"]
     human.lines(out)
+
+
+def do_context(text, *, session=None, budget=None, format="text", counter=None,
+               strict=False, with_input=False, quiet=False, workspace=None, as_json=False):
+    from .policy.vocab import FORMATS, choose
+    from .errors import UsageError
+    fmt = "json" if as_json else choose("format", format, FORMATS)
+    if text == "-":
+        text = read_text("-")
+    if budget is not None:
+        try:
+            budget = int(budget)
+        except ValueError:
+            raise UsageError(f"--budget must be a whole number, not {budget!r}",
+                             "pass --budget 1200") from None
+    with service(workspace, session) as svc:
+        context = svc.build_context(text, session=session, budget=budget, counter=counter,
+                                    strict=strict, with_input=with_input,
+                                    markdown=fmt == "markdown")
+    for warning in context["diagnostics"]["warnings"]:
+        human.note(f"ekko-mem: warning: {warning}", quiet=quiet)
+    if fmt == "json":
+        return machine.emit_json(context)
+    if context["text"]:
+        sys.stdout.write(context["text"] + "\n")
+
+
+def do_explain(context_id=None, *, as_json=False, workspace=None):
+    with service(workspace) as svc:
+        result = svc.explain(context_id)
+    if as_json:
+        return machine.emit_json(result)
+    out = [f"context {result['contextId']} ({result['createdAt']})"
+           + (f" for: {result['queryText']}" if result.get("queryText") else "")]
+    for item in result["items"]:
+        if item["kind"] != "node":
+            out.append(f"- {item['kind']} {item['id']}: {human.short(item['title'], 70)}")
+            continue
+        out.append(f"- {item['title']}  ({item['id']}, {item.get('scope', '?')})")
+        if item.get("reason"):
+            out.append(f"    why: {item['reason']}")
+        for source in item.get("sources", []):
+            out.append(f"    from {source['sessionId']} at {source['createdAt']}:"
+                       f" {human.short(source['content'], 60)}")
+    human.lines(out)
+
+
+def do_schema(name):
+    from .errors import UsageError
+    from .models import SCHEMAS
+    if name not in SCHEMAS:
+        raise UsageError(f"unknown schema {name!r}", f"use one of: {', '.join(SCHEMAS)}")
+    machine.emit_json(SCHEMAS[name].model_json_schema())

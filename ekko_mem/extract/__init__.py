@@ -1,0 +1,1 @@
+"""Extractors: turn logged messages into proposed memories (rules here; an LLM command beside)."""

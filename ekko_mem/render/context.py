@@ -1,0 +1,133 @@
+"""The context as text for an LLM: headed sections in the user's language, within budget.
+
+Written plainly (no rich markup, no wrapping): rich would eat `[...]` in memory text and
+wrap at 80 columns when piped.
+"""
+from __future__ import annotations
+
+HEADINGS = {
+    "input": ("当前问题", "Current input"),
+    "recent": ("最近对话", "Recent conversation"),
+    "task": ("当前任务", "Active tasks"),
+    "summary": ("会话摘要", "Session summary"),
+    "constraints": ("约束与决定", "Constraints and decisions"),
+    "relevant": ("相关记忆", "Related memory"),
+    "history": ("相关历史消息", "Related earlier messages"),
+}
+ROLE_NAMES = {"user": ("用户", "user"), "assistant": ("助手", "assistant"),
+              "system": ("系统", "system"), "tool": ("工具", "tool")}
+
+
+def _pick(pair, chinese: bool) -> str:
+    return pair[0] if chinese else pair[1]
+
+
+def _pref_heading(node: dict, chinese: bool) -> str:
+    topic = node["categoryPath"][1] if len(node["categoryPath"]) > 1 else ""
+    if chinese:
+        return f"用户{topic}偏好"
+    return f"User preferences ({topic})" if topic else "User preferences"
+
+
+def _node_line(node: dict, chinese: bool) -> str:
+    text = " ".join((node.get("content") or node["title"]).split())
+    if node.get("expiresAt"):
+        until = node["expiresAt"][:16].replace("T", " ")
+        text += f"（临时，至 {until} UTC，优先于长期偏好）" if chinese else \
+            f" (temporary, until {until} UTC; outranks long-term preferences)"
+    return f"- {text}"
+
+
+def build_items(input_text, gathered, sections, chinese, priority, high) -> list[dict]:
+    """Items in the order the budget should consider them; `order` is where they print."""
+    items: list[dict] = []
+
+    def add(section, heading, record_id, text, prio, order, truncatable=True):
+        items.append({"id": f"{record_id}#{len(items)}", "text": text, "priority": prio,
+                      "truncatable": truncatable, "section": section, "heading": heading,
+                      "order": order})
+
+    if input_text:
+        add("input", _pick(HEADINGS["input"], chinese), "input", input_text,
+            priority["input"], (0, 0))
+    recent = gathered["recent"]
+    for index, msg in reversed(list(enumerate(recent))):  # newest first when tight
+        who = _pick(ROLE_NAMES.get(msg["role"], (msg["role"], msg["role"])), chinese)
+        add("recent", _pick(HEADINGS["recent"], chinese), msg["id"],
+            f"- {who}：{' '.join(msg['content'].split())}" if chinese else
+            f"- {who}: {' '.join(msg['content'].split())}", priority["recent"], (1, index))
+    for index, node in enumerate(sections["activeTasks"]):
+        add("task", _pick(HEADINGS["task"], chinese), node["id"], _node_line(node, chinese),
+            priority["task"], (2, index))
+    summary = gathered["summary"]
+    if summary:
+        text = summary["summary"]
+        if summary.get("currentGoal"):
+            text += ("\n目标：" if chinese else "\nGoal: ") + summary["currentGoal"]
+        if summary.get("pendingWork"):
+            text += ("\n待办：" if chinese else "\nPending: ") + "; ".join(
+                summary["pendingWork"])
+        add("summary", _pick(HEADINGS["summary"], chinese), summary["id"], text,
+            priority["summary"], (3, 0))
+    groups = [("constraints", sections["constraints"], lambda n: _pick(
+        HEADINGS["constraints"], chinese), 4),
+        ("preferences", sections["preferences"], lambda n: _pref_heading(n, chinese), 5),
+        ("relevant", sections["relevantNodes"], lambda n: _pick(HEADINGS["relevant"],
+                                                                 chinese), 6)]
+    for section, nodes, heading, rank in groups:
+        for index, node in enumerate(nodes):
+            prio = priority["memory"] if node["confidence"] >= high else priority["weak"]
+            add(section, heading(node), node["id"], _node_line(node, chinese), prio,
+                (rank, heading(node), index))
+    for index, msg in enumerate(gathered["history"]):
+        stamp = msg["createdAt"][:16].replace("T", " ")
+        add("history", _pick(HEADINGS["history"], chinese), msg["id"],
+            f"- [{stamp} {msg['sessionId']}] {' '.join(msg['content'].split())}",
+            priority["history"], (7, index))
+    return items
+
+
+def assemble(kept: list[dict], by_id: dict, markdown: bool) -> str:
+    ordered = sorted(kept, key=lambda k: by_id[k["id"]]["order"])
+    lines: list[str] = []
+    heading = None
+    for entry in ordered:
+        item = by_id[entry["id"]]
+        if item["heading"] != heading:
+            heading = item["heading"]
+            if lines:
+                lines.append("")
+            lines.append(f"## {heading}" if markdown else f"{heading}：" if _is_zh(heading)
+                         else f"{heading}:")
+        lines.append(entry["text"])
+    return "\n".join(lines)
+
+
+def _is_zh(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def render_text(items, budget, count, chinese, markdown=False):
+    """Pack items into the budget and render; headings are paid for by shrinking the room
+    until the whole rendered text fits, so the budget holds for what is printed."""
+    from ..policy.budget import pack
+    by_id = {item["id"]: item for item in items}
+    room = budget
+    while True:
+        packed = pack(items, max(room, 0), count)
+        body = assemble(packed["kept"], by_id, markdown)
+        used = count(body)
+        if used <= budget or room <= 0:
+            break
+        room -= max(1, used - budget)
+    if used > budget:  # nothing fits at all
+        body, packed, used = "", {"kept": [], "omitted": [
+            {"id": i["id"], "reason": "over_budget"} for i in items]}, 0
+    kept = {k["id"]: k["truncated"] for k in packed["kept"]}
+    omitted = []
+    for entry in packed["omitted"]:
+        record = entry["id"].split("#")[0]
+        if record != "input":
+            omitted.append({"nodeId": record, "reason": "over_limit"})
+    return body, kept, omitted, used
+

@@ -1,0 +1,286 @@
+"""buildMemoryContext: the least memory the model needs, conflict-resolved, within budget.
+
+A context call never writes memory and never blocks the conversation: any store that cannot
+be read (missing, locked, corrupt, newer schema) is skipped with a warning, and the answer is
+still a context (storeStatus degraded or disabled), unless the caller asked for --strict.
+"""
+from __future__ import annotations
+
+from ..errors import EkkoError, StoreUnavailable
+from ..ids import new_id
+from ..policy import conflict, topics
+
+LOCK_TIMEOUT_S = 0.5  # a context waits at most this long for a locked db
+HIGH_CONFIDENCE = 0.7
+LIMITS = {"tasks": 5, "constraints": 10, "preferences": 10, "relevant": 10, "messages": 3}
+# Priority in the budget, the design's order: current input > recent messages > task state >
+# latest summary > high-confidence memory > related history > low-confidence memory.
+PRIORITY = {"input": 0, "recent": 1, "task": 2, "summary": 3, "memory": 4, "history": 5,
+            "weak": 6}
+
+
+class ContextService:
+    def build_context(self, text: str | None = None, *, session: str | None = None,
+                      budget: int | None = None, counter: str | None = None,
+                      strict: bool = False, with_input: bool = False,
+                      markdown: bool = False, record: bool = True) -> dict:
+        from ..policy.budget import get_counter
+        warnings: list[str] = []
+        config = self._context_config(warnings, strict)
+        budget = config.get("context.budget") if budget is None else budget
+        if budget < 0:
+            from ..errors import UsageError
+            raise UsageError(f"--budget must be 0 or more, not {budget}", "pass --budget 1200")
+        counter_name = counter or config.get("context.counter")
+        count = get_counter(counter_name)
+        sid = self.session(session)
+        text = (text or "").strip()
+        stores, status = self._context_stores(warnings, strict)
+        gathered = self._gather(stores, sid, text, warnings,
+                                max(3, min(8, int(config.get("context.recent")))))
+        if stores and warnings and status == "ok":
+            status = "degraded"
+        context = self._pack(gathered, text, budget, count, counter_name, with_input,
+                             markdown)
+        context["diagnostics"].update(enabled=bool(stores), storeStatus=status,
+                                      warnings=warnings)
+        if record and stores:
+            self._record_run(context, sid, text, budget, warnings)
+        return context
+
+    # -- opening, degraded ----------------------------------------------------------------
+    def _context_config(self, warnings, strict):
+        try:
+            return self.config
+        except EkkoError as exc:
+            if strict:
+                raise
+            warnings.append(f"config ignored: {exc.message}")
+            from ..config import Config
+            self._config = Config({}, {})
+            return self._config
+
+    def _context_stores(self, warnings, strict) -> tuple[list[tuple[str, object]], str]:
+        from ..store import open_store
+        stores = []
+        failed = 0
+        candidates = []
+        try:
+            candidates.append(("workspace", self.db_path))
+        except EkkoError as exc:
+            if strict:
+                raise
+            warnings.append(exc.message)
+            failed += 1
+        user = self.env.user_db()
+        if user.exists():
+            candidates.append(("user", user))
+        for name, path in candidates:
+            try:
+                if not path.exists():
+                    raise StoreUnavailable(f"{name} memory db {path} is missing",
+                                           "run 'ekko-mem init'")
+                store = open_store(path, allow_newer=True, timeout=LOCK_TIMEOUT_S)
+                if store.read_only_reason:
+                    warnings.append(f"{name} db: {store.read_only_reason}; read what it could")
+                stores.append((name, store))
+            except EkkoError as exc:
+                if strict:
+                    raise
+                warnings.append(f"{name} db skipped: {exc.message}")
+                failed += 1
+        if name_is_workspace(stores):
+            self._store = dict(stores)["workspace"]
+        status = "ok" if not failed else ("degraded" if stores else "disabled")
+        return stores, status
+
+    # -- retrieval ------------------------------------------------------------------------
+    def _gather(self, stores, sid, text, warnings, recent_n) -> dict:
+        now = self.env.now_iso()
+        out = {"recent": [], "summary": None, "nodes": [], "relevant_ids": set(),
+               "history": [], "omitted": []}
+        base = {"now": now, "statuses": ["active"]}
+        hints = topics.categories_for(text) if text else []
+        for name, store in stores:
+            try:
+                if name == "workspace":
+                    out["recent"] = store.list_recent_messages(sid, recent_n)
+                    out["summary"] = store.get_latest_summary(sid)
+                    out["nodes"] += store.find_nodes({**base, "types": ["task"]}, limit=20)
+                    # Project rules always apply; decisions and facts when on topic (below)
+                    # or when there is no input to judge relevance by.
+                    out["nodes"] += store.find_nodes(
+                        {**base, "scopes": ["workspace"], "types": ["constraint"] if text
+                         else ["constraint", "decision", "fact"]}, limit=30)
+                    out["nodes"] += store.find_nodes(
+                        {**base, "scopes": ["session"], "sessionId": sid}, limit=30)
+                else:
+                    out["nodes"] += store.find_nodes(
+                        {**base, "types": ["constraint"]}, limit=20)
+                    if not text:
+                        out["nodes"] += [n for n in store.find_nodes(
+                            {**base, "types": ["preference"]}, limit=20)
+                            if n["importance"] >= 0.8]
+                for prefix in hints:
+                    found = store.find_nodes({**base, "categoryPrefix": prefix}, limit=20)
+                    out["nodes"] += found
+                    out["relevant_ids"] |= {n["id"] for n in found}
+                if text:
+                    hits = self._search_any(store, text, base)
+                    out["nodes"] += hits
+                    out["relevant_ids"] |= {n["id"] for n in hits}
+            except EkkoError as exc:
+                warnings.append(f"{name} db read failed: {exc.message}; used what was read")
+        out["nodes"] = self._resolve(out["nodes"], sid, now, out["omitted"])
+        if text and not out["relevant_ids"] & {n["id"] for n in out["nodes"]}:
+            out["history"] = self._related_messages(stores, text, out["recent"], warnings)
+        return out
+
+    def _search_any(self, store, text, base) -> list[dict]:
+        from ..store.fts import match_any
+        expression = match_any(text)
+        if expression is None:
+            return []
+        return [n for n, _ in store.search_nodes(expression, base, limit=LIMITS["relevant"])]
+
+    def _resolve(self, nodes, sid, now, omitted) -> list[dict]:
+        unique = {}
+        for node in nodes:
+            if node["scope"] == "session" and node.get("sessionId") != sid:
+                continue
+            if node["type"] == "task" and (node.get("valueJson") or {}).get("state") == "done":
+                continue
+            unique[node["id"]] = node
+        winners, losers = conflict.resolve(list(unique.values()), now,
+                                           self.schema.is_single_valued)
+        omitted += [{"nodeId": n["id"], "reason": "conflict_lost"} for n in losers]
+        return winners
+
+    def _related_messages(self, stores, text, recent, warnings) -> list[dict]:
+        from ..store.fts import match_any
+        expression = match_any(text)
+        recent_ids = {m["id"] for m in recent}
+        for name, store in stores:
+            if name != "workspace" or expression is None:
+                continue
+            try:
+                found = store.search_messages(expression, limit=LIMITS["messages"] + 8)
+            except EkkoError as exc:
+                warnings.append(f"message search failed: {exc.message}")
+                return []
+            return [m for m in found if m["id"] not in recent_ids and m["content"].strip()
+                    != text][: LIMITS["messages"]]
+        return []
+
+    # -- packing --------------------------------------------------------------------------
+    def _pack(self, gathered, text, budget, count, counter_name, with_input,
+              markdown) -> dict:
+        from ..render.context import build_items, render_text
+        nodes = gathered["nodes"]
+        sections = {
+            "activeTasks": [n for n in nodes if n["type"] == "task"][: LIMITS["tasks"]],
+            "constraints": [n for n in nodes if n["type"] in ("constraint", "decision", "fact")
+                            ][: LIMITS["constraints"]],
+            "preferences": [n for n in nodes if n["type"] in ("preference", "correction")
+                            ][: LIMITS["preferences"]],
+        }
+        placed = {n["id"] for group in sections.values() for n in group}
+        sections["relevantNodes"] = [n for n in nodes if n["id"] not in placed
+                                     ][: LIMITS["relevant"]]
+        chinese = topics.is_chinese(text + "".join(n["title"] for n in nodes[:10]))
+        items = build_items(text if with_input else "", gathered, sections, chinese, PRIORITY,
+                            HIGH_CONFIDENCE)
+        body, kept, omitted, used = render_text(items, budget, count, chinese, markdown)
+        used_ids = [i for i in dict.fromkeys(k.split("#")[0] for k in kept) if i != "input"]
+        keep = set(used_ids)
+        context = {
+            "contextId": new_id("context"), "queryText": text or None,
+            "latestSummary": gathered["summary"] if gathered["summary"] and
+            gathered["summary"]["id"] in keep else None,
+            "recentMessages": [m for m in gathered["recent"] if m["id"] in keep],
+            "activeTasks": [n for n in sections["activeTasks"] if n["id"] in keep],
+            "relevantNodes": [n for n in sections["relevantNodes"] if n["id"] in keep],
+            "constraints": [n for n in sections["constraints"] if n["id"] in keep],
+            "preferences": [n for n in sections["preferences"] if n["id"] in keep],
+            "relevantMessages": [m for m in gathered["history"] if m["id"] in keep],
+            "usedMemoryIds": used_ids,
+            "diagnostics": {
+                "retrievedNodeCount": len(nodes),
+                "omittedNodeCount": len(gathered["omitted"]) + len(omitted),
+                "budget": budget, "usedTokens": used, "tokenCounter": counter_name,
+                "omitted": gathered["omitted"] + omitted,
+                "truncated": [k.split("#")[0] for k, v in kept.items() if v],
+            },
+            "text": body,
+        }
+        return context
+
+    def _record_run(self, context, sid, text, budget, warnings) -> None:
+        """Remember which ids this context used, for `explain`. Never memory, never blocking."""
+        store = self._store
+        if store is None or store.read_only_reason:
+            return
+        try:
+            with store.db.atomic():
+                store.record_context_run({
+                    "id": context["contextId"], "sessionId": sid, "queryText": text or None,
+                    "budget": budget, "usedTokens": context["diagnostics"]["usedTokens"],
+                    "usedMemoryIds": context["usedMemoryIds"], "createdAt": self.env.now_iso()})
+        except EkkoError as exc:
+            warnings.append(f"context run not recorded: {exc.message}")
+
+    # -- explain --------------------------------------------------------------------------
+    def explain(self, context_id: str | None = None) -> dict:
+        from ..errors import NotFound
+        if context_id is not None and not context_id.startswith("ctx_"):
+            raise NotFound(f"{context_id!r} is not a context id", "context ids start with ctx_")
+        if context_id is not None and len(context_id) < 22:
+            context_id = self.resolve_id(context_id, kinds=("context",))
+        run = self.store.get_context_run(context_id)
+        if run is None:
+            raise NotFound("no context run recorded" if context_id is None else
+                           f"no context run {context_id}", "run 'ekko-mem context' first")
+        items = []
+        for item_id in run["usedMemoryIds"]:
+            items.append(self._explain_item(item_id))
+        return {"contextId": run["id"], "queryText": run["queryText"],
+                "sessionId": run["sessionId"], "createdAt": run["createdAt"], "items": items}
+
+    def _explain_item(self, item_id: str) -> dict:
+        from ..ids import kind_of
+        kind = kind_of(item_id)
+        if kind == "message":
+            msg = self.store.get_message(item_id)
+            return {"id": item_id, "kind": "message", "exists": msg is not None,
+                    "title": msg["content"][:80] if msg else "(message since removed)",
+                    "sessionId": msg["sessionId"] if msg else None,
+                    "createdAt": msg["createdAt"] if msg else None}
+        if kind == "summary":
+            summary = self.store.get_summary(item_id)
+            return {"id": item_id, "kind": "summary", "exists": summary is not None,
+                    "title": summary["summary"][:80] if summary else "(summary since removed)"}
+        try:
+            node = self.find_node(item_id)
+        except EkkoError:
+            try:
+                node = (self.global_store() or None) and self.global_store().get_node(item_id)
+            except EkkoError:
+                node = None
+        if not node:
+            return {"id": item_id, "kind": "node", "exists": False,
+                    "title": "(memory since forgotten)"}
+        created = [e for e in self.audit(node_id=node["id"], limit=20)
+                   if e["eventType"] in ("create", "supersede")] if node["scope"] != "global" \
+            else []
+        sources = self.store.get_messages(node.get("sourceMessageIds", []))
+        return {"id": node["id"], "kind": "node", "exists": True, "title": node["title"],
+                "content": node["content"], "scope": node["scope"], "type": node["type"],
+                "status": node["status"], "actor": node.get("actor"),
+                "reason": created[-1]["reason"] if created else None,
+                "sources": [{"id": m["id"], "sessionId": m["sessionId"],
+                             "createdAt": m["createdAt"], "content": m["content"]}
+                            for m in sources]}
+
+
+def name_is_workspace(stores) -> bool:
+    return any(name == "workspace" for name, _ in stores)
