@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 """Generate shell completions and man pages from the Typer app, and check them for drift.
 
     python scripts/gen_docs.py            write completions/ and man/
@@ -51,8 +50,8 @@ EXIT_STATUS = {
 }
 ENVIRONMENT = [
     ("EKKO_HOME", "The user folder, instead of ~/.ekko."),
-    ("EKKO_WORKSPACE", "The workspace folder, instead of searching upward from the current"
-                       " folder for one holding .ekko/ (as git does). --workspace overrides it."),
+    ("EKKO_WORKSPACE", ("The workspace folder, instead of searching upward from the current"
+                        " folder for one holding .ekko/ (as git does). --workspace overrides it.")),
     ("EKKO_SESSION", "The default session id (else 'default')."),
     ("EKKO_NOW", "Fix the clock to this ISO-8601 time, for tests and reproducible demos."),
     ("EKKO_USER", "The user id written on user-scope memory (else $USER)."),
@@ -63,11 +62,12 @@ FILES = [
     ("<workspace>/.ekko/memory.db", "The workspace and session memory database."),
     ("<workspace>/.ekko/config.toml", "The workspace configuration."),
     ("~/.ekko/memory.db", "The user memory database ($EKKO_HOME/memory.db when EKKO_HOME is set)."),
-    ("~/.ekko/config.toml", "The user configuration ($EKKO_HOME/config.toml when EKKO_HOME is set)."),
+    ("~/.ekko/config.toml",
+     "The user configuration ($EKKO_HOME/config.toml when EKKO_HOME is set)."),
 ]
 COMPLETIONS = {  # file: (Typer's shell name, how to install it)
-    "completions/ekko-mem.bash": ("bash", "source it from ~/.bashrc, or copy it to"
-                                  " ~/.local/share/bash-completion/completions/ekko-mem"),
+    "completions/ekko-mem.bash": ("bash", ("source it from ~/.bashrc, or copy it to"
+                                           " ~/.local/share/bash-completion/completions/ekko-mem")),
     "completions/ekko-mem.fish": ("fish", "copy it to ~/.config/fish/completions/"),
     "completions/ekko-mem.ps1": ("powershell", "dot-source it from your $PROFILE"),
 }
@@ -268,9 +268,8 @@ def param_notes(param: click.Parameter) -> str:
 
 def head(node: Node, doc: Doc) -> list[str]:
     usage = " ".join(node.command.collect_usage_pieces(node.ctx))
-    out = [rf'.\" {HEADER}',
-           f".TH {quoted(node.page.upper())} 1 \"\" {quoted(f'{PROG} {__version__}')}"
-           f" {quoted(f'{PROG} manual')}",
+    title = f"{quoted(node.page.upper())} 1 \"\" {quoted(f'{PROG} {__version__}')}"
+    out = [rf'.\" {HEADER}', f".TH {title} {quoted(f'{PROG} manual')}",
            ".ad l", ".nh",  # ragged right, no hyphenation: CJK and option names wrap cleanly
            ".SH NAME", prose(f"{node.page} - {doc.summary.rstrip('.')}"),
            ".SH SYNOPSIS", text_line(f"{bold(' '.join(node.path))} {placeholders(usage)}"),
@@ -352,7 +351,7 @@ def completion_source(command: click.Command, shell: str) -> str:
 def zsh_autoload(source: str) -> str:
     """`#compdef` and the body of Typer's completion function: autoloaded from fpath by compinit,
     the file is itself the completion function, so the first TAB completes too."""
-    match = re.search(r"^\w+\(\) \{\n(.*?)\n\}$", source, re.M | re.S)
+    match = re.search(r"^\w+\(\) \{\n(.*?)\n\}$", source, re.MULTILINE | re.DOTALL)
     if not match:
         raise SystemExit("gen_docs: Typer's zsh script changed shape; update zsh_autoload()")
     body = "\n".join(line.strip() for line in match.group(1).splitlines() if line.strip())

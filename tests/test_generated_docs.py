@@ -5,6 +5,7 @@ a command or an option fails these tests instead of agreeing with itself.
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import inspect
 import os
@@ -157,13 +158,33 @@ def test_zsh_completion_is_a_two_line_autoload_file():
     assert "_EKKO_MEM_COMPLETE=complete_zsh ekko-mem" in lines[1] and lines[1].startswith("eval ")
 
 
-def complete(env: dict) -> str:
-    """Run the installed command under Typer's completion protocol and return its answer."""
+def _protocol(env: dict) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("_TYPER_", "COMP_"))}
-    proc = subprocess.run([str(BIN)], capture_output=True, text=True, timeout=60,
+    return subprocess.run([str(BIN)], capture_output=True, text=True, timeout=60,
                           env={**full, **env})
-    if "not supported" in proc.stderr or proc.returncode != 0:
-        pytest.fail(f"{PROTOCOL_FIX}\n(exit {proc.returncode}, stderr: {proc.stderr.strip()!r})")
+
+
+@functools.lru_cache(maxsize=1)
+def _protocol_failure() -> str | None:
+    proc = _protocol({"_EKKO_MEM_COMPLETE": "source_bash"})
+    if proc.returncode == 0 and "complete -o default -F" in proc.stdout:
+        return None
+    return f"{PROTOCOL_FIX}\n(exit {proc.returncode}, stderr: {proc.stderr.strip()!r})"
+
+
+def test_installed_command_answers_the_completion_protocol():
+    failure = _protocol_failure()
+    assert failure is None, failure
+
+
+def complete(env: dict) -> str:
+    """The installed command's answer under Typer's completion protocol (one root cause, one
+    failure: when the protocol is unreachable the test above fails and these skip)."""
+    if _protocol_failure():
+        pytest.skip("completion protocol unreachable; see"
+                    " test_installed_command_answers_the_completion_protocol")
+    proc = _protocol(env)
+    assert proc.returncode == 0, proc.stderr
     return proc.stdout
 
 
@@ -202,7 +223,7 @@ def test_other_shells_complete_every_command(shell, env):
     out = complete({"_EKKO_MEM_COMPLETE": f"complete_{shell}", **env})
     _, root, ctx = COMMANDS[0]
     for name in children(root, ctx):
-        assert re.search(rf'(^|"){re.escape(name)}("|\t|:::|$)', out, re.M), name
+        assert re.search(rf'(^|"){re.escape(name)}("|\t|:::|$)', out, re.MULTILINE), name
 
 
 FIRST_TAB = r"""
@@ -264,7 +285,8 @@ def test_man_page_renders_without_warnings(path, width):
 
 def test_roff_escaping_survives_rendering(gen_docs, tmp_path):
     tricky = [".starts with a dot", "'starts with a quote", r"back\slash \fB not bold",
-              "--flag -x ~/path ^caret `tick`", "以后做饭别给我推荐香菜，我喜欢少油少辣。" * 4]
+              "--flag -x ~/path ^caret `tick`", "以后做饭别给我推荐香菜，我喜欢少油少辣。" * 4,
+              "中文 help with (括号) and an em dash — too"]
     page = tmp_path / "t.1"
     page.write_text("\n".join([".TH T 1", ".ad l", ".nh", ".SH TEST",
                                *(x for t in tricky for x in (".PP", gen_docs.prose(t)))]) + "\n")
@@ -284,7 +306,7 @@ def test_generator_walks_nested_groups_and_skips_hidden(gen_docs, tmp_path):
     hooks.add_typer(git, name="git")
 
     @git.command()
-    def install(force: bool = typer.Option(False, "--force", help="覆盖已有的钩子。")) -> None:
+    def install(force: bool = typer.Option(False, "--force", help="覆盖钩子。")) -> None:
         """Install the hooks.
 
         Example: ekko-mem hooks git install --force
@@ -319,7 +341,7 @@ def test_command_has_help_and_an_example(path, command, ctx):
     runnable = not hasattr(command, "list_commands") or command.invoke_without_command
     if runnable:
         docs = (command.help or "") + "\n" + (inspect.getdoc(command.callback) or "")
-        examples = re.findall(r"^\s*Examples?:\s*(.+)$", docs, re.M)
+        examples = re.findall(r"^\s*Examples?:\s*(.+)$", docs, re.MULTILINE)
         assert examples, f"{' '.join(path)}: its docstring needs an `Example: ...` line"
         assert any(" ".join(path) in ex for ex in examples), (
             f"no example of {' '.join(path)!r} runs it: {examples}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -117,7 +118,7 @@ def test_findings_are_ordered_and_do_not_overlap():
     text = f"邮箱 a@b.io，手机 13812345678，key {OPENAI}，password={ANTHROPIC}"
     found = find_sensitive(text)
     assert [f["kind"] for f in found] == ["email", "phone", "api_key", "api_key"]
-    for before, after in zip(found, found[1:]):
+    for before, after in pairwise(found):
         assert before["end"] <= after["start"]
 
 
@@ -183,7 +184,7 @@ def test_properties_over_mixed_text(pieces, tail):
     found = find_sensitive(text)
     for f in found:
         assert 0 <= f["start"] < f["end"] <= len(text)
-    for before, after in zip(found, found[1:]):
+    for before, after in pairwise(found):
         assert before["end"] <= after["start"]
     out = redact(text)
     for _, secret in pieces:

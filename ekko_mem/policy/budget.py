@@ -94,11 +94,11 @@ def truncate_to_tokens(text: str, max_tokens: int, count: Counter,
     """The longest prefix of text, plus marker, that counts at most max_tokens.
 
     Returns text unchanged when it fits and "" when even the marker alone does not. Cuts at a
-    character boundary, moved back to a space when it would split a Latin word. The search
-    counts O(log n) prefixes no longer than about twice the answer, so a 1 MB text truncated
-    to a few hundred tokens never recounts the whole megabyte. For counters that are not
-    monotone on prefixes (real BPE tokenizers, slightly) the result still fits but may be a
-    few characters short of the longest one that would.
+    character boundary, moved back to a space when it would split a Latin word. The whole
+    text is counted once, then only O(log n) prefixes no longer than about twice the answer,
+    so cutting 1 MB to a few hundred tokens stays fast even with a slow exact counter. For
+    counters that are not monotone on prefixes (real BPE tokenizers, slightly) the result
+    still fits but may be a few characters short of the longest one that would.
     """
     if count(text) <= max_tokens:
         return text
