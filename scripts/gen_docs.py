@@ -153,12 +153,16 @@ def callback_doc(node: Node) -> Doc | None:
     return doc if doc.summary and doc.summary != parse_help(node.command.help).summary else None
 
 
+def own_examples(node: Node) -> list[str]:
+    hidden = callback_doc(node)
+    return parse_help(node.command.help).examples + (hidden.examples if hidden else [])
+
+
 def examples_of(node: Node) -> list[str]:
     """A command's own examples; a group without any shows its commands' first examples."""
-    hidden = callback_doc(node)
-    own = parse_help(node.command.help).examples + (hidden.examples if hidden else [])
+    own = own_examples(node)
     if not own and node.is_group:
-        own = [ex for sub in walk(node)[1:] for ex in parse_help(sub.command.help).examples[:1]]
+        own = [ex for sub in walk(node)[1:] for ex in own_examples(sub)[:1]]
     return list(dict.fromkeys(own))
 
 
