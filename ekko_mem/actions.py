@@ -153,3 +153,14 @@ def do_schema(name):
     if name not in SCHEMAS:
         raise UsageError(f"unknown schema {name!r}", f"use one of: {', '.join(SCHEMAS)}")
     machine.emit_json(SCHEMAS[name].model_json_schema())
+
+
+def do_mcp(*, session=None, workspace=None):
+    from .errors import StoreUnavailable
+    try:
+        import mcp  # noqa: F401  (the optional extra)
+    except ImportError:
+        raise StoreUnavailable("the MCP server needs the optional 'mcp' package",
+                               "pip install 'ekko-mem[mcp]'") from None
+    from .mcp_server import serve
+    serve(workspace=workspace, session=session)

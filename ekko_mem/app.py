@@ -446,6 +446,16 @@ def extract(
                                quiet=quiet, workspace=workspace)
 
 
+@app.command()
+def mcp(session: Session = None, workspace: Workspace = None) -> None:
+    """Serve the memory tools (memory_search, memory_get, memory_propose_update,
+    memory_forget) to an agent over MCP on stdio. Needs: pip install 'ekko-mem[mcp]'.
+
+    Example: ekko-mem mcp --workspace ~/src/myproject --session agent-1
+    """
+    actions.do_mcp(session=session, workspace=workspace)
+
+
 def run(argv: list[str]) -> int:
     """Run the app without Click's own error printing; errors come back as one line."""
     from typer._click import exceptions as click_exc

@@ -114,6 +114,18 @@ class NodeDraft(Model):
     expiresAt: Optional[str] = None
     supersedesId: Optional[str] = None
     parentId: Optional[str] = None
+    explicit: Optional[bool] = Field(
+        default=None, description="True when the user explicitly asked to remember it.")
+
+
+class TargetSelector(Model):
+    """Which existing memory an update, supersede or expire is about, when its id is unknown."""
+    type: Optional[NodeType] = None
+    key: Optional[str] = None
+    valueJson: Any = None
+    categoryPathPrefix: Optional[List[str]] = None
+    text: Optional[str] = None
+    domain: Optional[str] = None
 
 
 class MemoryQuery(Model):
@@ -148,13 +160,20 @@ class MemoryQueryResult(Model):
 class ExtractionItem(Model):
     operation: Literal[EXTRACT_OPERATIONS]  # type: ignore[valid-type]
     targetId: Optional[str] = None
+    target: Optional[TargetSelector] = None
     node: NodeDraft
+    reason: str
+
+
+class IgnoredMessage(Model):
+    messageId: str
     reason: str
 
 
 class MemoryExtraction(Model):
     summaryPatch: Optional[str] = None
     nodes: List[ExtractionItem] = Field(default_factory=list)
+    ignored: List[IgnoredMessage] = Field(default_factory=list)
 
 
 class ProposeUpdate(Model):

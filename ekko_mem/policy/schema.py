@@ -19,7 +19,7 @@ BUILTIN_RULES: list[dict] = [
      "valueShape": "object", "defaultScope": "user", "requiresExplicitUserIntent": True},
     {"domain": "生活技能", "categoryPathPrefix": COOKING, "type": "constraint",
      "allowedKeys": ["avoid_ingredient", "flavor_profile", "dietary_restriction",
-                     "limit_ingredient"],
+                     "limit_ingredient", "preferred_ingredient", "preferred_cuisine"],
      "valueShape": "object", "defaultScope": "session", "requiresExplicitUserIntent": False},
     *({"domain": domain, "type": kind, "allowedKeys": ENGINEERING_KEYS,
        "valueShape": "string", "defaultScope": "workspace",

@@ -44,9 +44,13 @@ class RememberService:
                  "content": text, "createdAt": now}
         extraction = extract([probe], now=now, end_of_day=self._end_of_day())
         items = extraction.get("nodes") or []
-        # The person asked for this to be remembered: that is explicit intent.
+        # The person asked for this to be remembered: that is explicit intent, so a lasting
+        # node the rules put in session scope only for want of intent takes its default scope.
         for item in items:
-            item["node"]["explicit"] = True
+            node = item["node"]
+            node["explicit"] = True
+            if node.get("scope") == "session" and not node.get("expiresAt"):
+                node.pop("scope")
         if not items:
             items = [{"operation": "create", "reason": reason or "remembered as written",
                       "node": {"type": "fact", "title": text, "content": text,
