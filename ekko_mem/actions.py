@@ -164,3 +164,13 @@ def do_mcp(*, session=None, workspace=None):
                                "pip install 'ekko-mem[mcp]'") from None
     from .mcp_server import serve
     serve(workspace=workspace, session=session)
+
+
+def do_config(*, as_json=False, color=False, workspace=None):
+    svc = service(workspace)
+    settings = svc.config.effective()
+    if as_json:
+        return machine.emit_json(settings)
+    human.table("effective settings", ["key", "value", "source"],
+                [[s["key"], machine.dump(s["value"]), s["source"]] for s in settings],
+                color=color)

@@ -447,6 +447,15 @@ def extract(
 
 
 @app.command()
+def config(workspace: Workspace = None, json: Json = False, no_color: NoColor = False) -> None:
+    """Show the effective settings and the file each one came from (workspace wins over user).
+
+    Example: ekko-mem config --json
+    """
+    actions.do_config(as_json=json, color=_color(no_color), workspace=workspace)
+
+
+@app.command()
 def mcp(session: Session = None, workspace: Workspace = None) -> None:
     """Serve the memory tools (memory_search, memory_get, memory_propose_update,
     memory_forget) to an agent over MCP on stdio. Needs: pip install 'ekko-mem[mcp]'.

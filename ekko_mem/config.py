@@ -24,6 +24,8 @@ SETTINGS: dict[str, tuple] = {
     "schema.synonyms": (dict, "key synonyms, alias = canonical"),
     "schema.singleValued": (list, "keys whose new value supersedes the old"),
 }
+CHOICES = {"context.counter": ("estimate", "cl100k", "o200k"),
+           "sensitive.policy": ("confirm", "refuse", "allow")}
 DEFAULTS = {"session.default": "default", "context.budget": 1200, "context.counter": "estimate",
             "context.recent": 6, "extractor.timeout": 60, "sensitive.policy": "confirm",
             "hooks.session": "git", "hooks.trailers": True}
@@ -52,24 +54,46 @@ def _parse(path: str) -> dict:
     except tomllib.TOMLDecodeError as exc:
         raise Rejected(f"{path} is not valid TOML: {exc}",
                        "fix that line, or move the file aside") from None
-    return _flatten(data, path)
+    return _flatten(data, path, text)
 
 
-def _flatten(data: dict, path: str) -> dict:
+def _line_of(text: str, section: str, key: str) -> str:
+    """'line N' of `key = ...` inside [section] (or its dotted form), for error messages."""
+    current = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith("[") and not stripped.startswith("[["):
+            current = stripped.strip("[] ")
+        name = stripped.split("=", 1)[0].strip()
+        if "=" in stripped and (name == f"{section}.{key}" or (current == section
+                                                                 and name == key)):
+            return f"line {number}"
+        if stripped in (f"[{section}]", f"[[{section}]]") and not key:
+            return f"line {number}"
+    return "line ?"
+
+
+def _flatten(data: dict, path: str, text: str = "") -> dict:
     flat: dict = {}
     for section, body in data.items():
         if not isinstance(body, dict):
-            raise Rejected(f"{path}: '{section}' must be a [section]",
+            raise Rejected(f"{path}, {_line_of(text, section, '')}: '{section}' must be a"
+                           " [section]",
                            f"known settings: {', '.join(SETTINGS)}")
         for key, value in body.items():
             dotted = f"{section}.{key}"
             if dotted not in SETTINGS:
-                raise Rejected(f"{path}: unknown setting '{dotted}'",
+                raise Rejected(f"{path}, {_line_of(text, section, key)}: unknown setting"
+                               f" '{dotted}'",
                                f"known settings: {', '.join(SETTINGS)}")
             kind = SETTINGS[dotted][0]
             if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-                raise Rejected(f"{path}: '{dotted}' has the wrong type ({type(value).__name__})",
+                raise Rejected(f"{path}, {_line_of(text, section, key)}: '{dotted}' has the"
+                               f" wrong type ({type(value).__name__})",
                                f"it is the {SETTINGS[dotted][1]}")
+            if dotted in CHOICES and value not in CHOICES[dotted]:
+                raise Rejected(f"{path}, {_line_of(text, section, key)}: '{dotted}' is"
+                               f" {value!r}", f"use one of: {', '.join(CHOICES[dotted])}")
             flat[dotted] = value
     return flat
 

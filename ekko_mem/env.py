@@ -10,7 +10,6 @@ from .errors import StoreUnavailable, UsageError
 
 DB_NAME = "memory.db"
 DIR_NAME = ".ekko"
-DEFAULT_SESSION = "default"
 
 
 def format_time(moment: datetime) -> str:
@@ -54,9 +53,6 @@ class Env:
         return format_time(self.now())
 
     # -- identity ----------------------------------------------------------------------------
-    def session(self, given: str | None = None) -> str:
-        return given or self.environ.get("EKKO_SESSION") or DEFAULT_SESSION
-
     def user_id(self) -> str:
         return self.environ.get("EKKO_USER") or self.environ.get("USER") or "local"
 

@@ -12,11 +12,12 @@ class ServiceBase:
                  session: str | None = None, timeout: float | None = None) -> None:
         self.env = env or Env()
         self._workspace_arg = workspace
-        self.default_session = self.env.session(session)
+        self._session_arg = session
         self.timeout = timeout
         self._store = None
         self._user_store = None
         self._root: Path | None = None
+        self._config = None
 
     # -- locations ---------------------------------------------------------------------------
     @property
@@ -30,7 +31,26 @@ class ServiceBase:
         return self.root / DIR_NAME / DB_NAME
 
     def session(self, given: str | None = None) -> str:
-        return given or self.default_session
+        """--session, else EKKO_SESSION, else [session] default in config.toml, else 'default'."""
+        return (given or self._session_arg or self.env.environ.get("EKKO_SESSION")
+                or self.config.get("session.default"))
+
+    @property
+    def default_session(self) -> str:
+        return self.session()
+
+    @property
+    def config(self):
+        """Workspace config.toml over ~/.ekko/config.toml; invalid files stop the command."""
+        if self._config is None:
+            from ..config import load
+            root = None
+            try:
+                root = self.root
+            except StoreUnavailable:  # no workspace: the user config alone
+                root = None
+            self._config = load(self.env.user_home(), root)
+        return self._config
 
     # -- stores ------------------------------------------------------------------------------
     def _open(self, path: Path, **kwargs):

@@ -35,20 +35,7 @@ def _unit(value, field: str, default: float) -> float:
 
 
 class DraftMixin:
-    _config = None
     _schema = None
-
-    @property
-    def config(self):
-        if self._config is None:
-            from ..config import load
-            root = None
-            try:
-                root = self.root
-            except Exception:  # no workspace: user config alone
-                root = None
-            self._config = load(self.env.user_home(), root)
-        return self._config
 
     @property
     def schema(self) -> Schema:
