@@ -457,8 +457,10 @@ def config(workspace: Workspace = None, json: Json = False, no_color: NoColor = 
 
 @app.command()
 def mcp(session: Session = None, workspace: Workspace = None) -> None:
-    """Serve the memory tools (memory_search, memory_get, memory_propose_update,
-    memory_forget) to an agent over MCP on stdio. Needs: pip install 'ekko-mem[mcp]'.
+    """Serve the memory tools to an agent over MCP on stdio (needs the mcp extra).
+
+    Tools: memory_search, memory_get, memory_propose_update, memory_forget.
+    Install with: pip install 'ekko-mem[mcp]'
 
     Example: ekko-mem mcp --workspace ~/src/myproject --session agent-1
     """

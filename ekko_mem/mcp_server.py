@@ -26,6 +26,7 @@ ACTOR = "agent"
 Scope = Literal[SCOPES]  # type: ignore[valid-type]
 NodeType = Literal[TYPES]  # type: ignore[valid-type]
 Operation = Literal[OPERATIONS]  # type: ignore[valid-type]
+Text = Optional[str]
 
 INSTRUCTIONS = """Long-term memory for this user and project (ekko-mem). A memory context is
 usually injected before each turn; use memory_search or memory_get when you need more. When
@@ -111,7 +112,7 @@ def describe_keys(rules: list[dict]) -> str:
         domains = "any domain" if group["domains"] == ["*"] else (
             "domain " + " | ".join(group["domains"]))
         path = f", categoryPath starting {list(where)}" if where else ""
-        lines.append(f"- {domains}{path}, type {' | '.join(group['types'])}: "
+        lines.append(f"  - {domains}{path}, type {' | '.join(group['types'])}: "
                      f"{', '.join(keys)}")
     return "\n".join(lines)
 
@@ -145,7 +146,7 @@ background extractor.
 {keys}
   avoid_ingredient, preferred_ingredient, dietary_restriction, preferred_cuisine and
   cooking_time_preference take a string (valueJson "香菜"); flavor_profile takes an object
-  such as {{"oil": "low", "spicy": "low"}}.
+  such as {"oil": "low", "spicy": "low"}.
 - reason: why, in a few words (e.g. 用户明确要求记录长期饮食偏好).
 - confirm: true only when the user has just confirmed this exact change after an answer with
   requiresConfirmation.
@@ -195,8 +196,6 @@ def build_server(tools: MemoryTools):
 
 
 def _register(server, tools: MemoryTools, guarded, keys: str) -> None:
-    Text = Optional[str]
-
     @server.tool(description=SEARCH_DOC)
     def memory_search(
         queryText: Annotated[Text, Field(description="Words to search for (full text).")] = None,
@@ -241,7 +240,7 @@ def _register(server, tools: MemoryTools, guarded, keys: str) -> None:
                     "scope": scope, "domain": domain}
         return guarded(lambda: tools.get(selector))
 
-    @server.tool(description=PROPOSE_DOC.format(keys=keys))
+    @server.tool(description=PROPOSE_DOC.replace("{keys}", keys))
     def memory_propose_update(
         operation: Annotated[Operation, Field(description="What to do.")],
         node: Annotated[NodeDraft, Field(

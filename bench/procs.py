@@ -1,0 +1,137 @@
+"""Per-process wall time and peak memory of ekko-mem commands, beside bare python3 and sqlite3.
+
+Each command runs as a fresh process, as an agent or a git hook runs it. The `sqlite3` shell
+rows run the very SQL the same command issues (captured in-process with a trace callback, its
+parameters inlined by SQLite), so the gap between the two is ekko-mem's own cost: interpreter
+start-up, imports, Python work. Writes are replayed inside a transaction that is rolled back.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+
+def run_measured(argv, env, cwd, check: bool = True) -> tuple[float, int]:
+    """(wall seconds, peak RSS in KiB) of one child process."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen([str(a) for a in argv], env=env, cwd=cwd,
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        took = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if check and proc.returncode != 0:
+            err.seek(0)
+            raise RuntimeError(f"{argv[:3]} exited {proc.returncode}: {err.read().decode()}")
+    return took, usage.ru_maxrss
+
+
+def summarise(times_ms: list[float]) -> dict:
+    ordered = sorted(times_ms)
+    return {"p50": round(statistics.median(ordered), 2),
+            "p95": round(ordered[min(len(ordered) - 1, int(len(ordered) * 0.95))], 2),
+            "n": len(ordered)}
+
+
+def capture_sql(db_path: Path, call) -> list[str]:
+    """The statements (parameters inlined) that `call()` issues on the db at `db_path`."""
+    import ekko_mem.store as store_pkg
+    original = store_pkg.connect
+    seen: list[str] = []
+
+    def traced(path, **kwargs):
+        conn = original(path, **kwargs)
+        if Path(path).resolve() == db_path.resolve():
+            conn.set_trace_callback(seen.append)
+        return conn
+
+    store_pkg.connect = traced
+    try:
+        call()
+    finally:
+        store_pkg.connect = original
+    return seen
+
+
+def shell_script(statements: list[str]) -> str:
+    lines = [".timeout 5000"]
+    for sql in statements:
+        text = sql.strip().rstrip(";")
+        lines.append("ROLLBACK;" if text.upper() == "COMMIT" else text + ";")
+    return "\n".join(lines) + "\n"
+
+
+def command_cases(binary: str, python: str, root: Path, session: str, term: str) -> dict:
+    """Name -> function(run index) -> argv, for the per-process rows."""
+    w = ["-w", str(root)]
+    return {
+        "python3 -c 'import sqlite3'": lambda i: [python, "-c", "import sqlite3"],
+        "ekko-mem log": lambda i: [binary, "log", "-s", session, *w, "-q",
+                                   f"基准消息 bench message {i} 少油少辣"],
+        "ekko-mem remember": lambda i: [
+            binary, "remember", "--scope", "workspace", "--type", "fact", "--domain",
+            "research", "--category", "research/papers/cli", "--title",
+            f"基准 cli fact {time.time_ns()}", "--content", "基准测试 remember per process",
+            *w, "-q"],
+        "ekko-mem query": lambda i: [binary, "query", term, *w, "--json"],
+        "ekko-mem context": lambda i: [binary, "context", "今晚吃什么 deploy", "-s", session, *w],
+        "ekko-mem history": lambda i: [binary, "history", "-s", session, "-n", "20", *w,
+                                       "--json"],
+    }
+
+
+def service_calls(svc, session: str, term: str) -> dict:
+    """The in-process service call behind each command, for capturing its SQL."""
+    return {
+        "ekko-mem log": lambda: svc.log_message("基准消息 bench capture", session=session),
+        "ekko-mem remember": lambda: svc.remember(None, fields={
+            "scope": "workspace", "type": "fact", "domain": "research",
+            "categoryPath": "research/papers/cli", "title": f"基准 capture {time.time_ns()}",
+            "content": "基准测试 capture"}, session=session),
+        "ekko-mem query": lambda: svc.retrieve({"queryText": term, "limit": 20}),
+        "ekko-mem context": lambda: svc.build_context("今晚吃什么 deploy", session=session),
+        "ekko-mem history": lambda: svc.history(session=session, limit=20),
+    }
+
+
+def measure_processes(stats: dict, binary: str, python: str, env: dict, runs: int,
+                      sqlite_shell: str | None = "sqlite3", warmup: int = 2) -> dict:
+    from ekko_mem import MemoryService
+    from ekko_mem.env import Env
+    root = Path(stats["root"])
+    db = root / ".ekko" / "memory.db"
+    session, term = stats["sessionForReads"], stats["ftsTerms"]["zh_mid"][0]
+    cases = command_cases(binary, python, root, session, term)
+    scripts: dict[str, str] = {}
+    if sqlite_shell:
+        svc = MemoryService(workspace=root, env=Env(env, cwd=root))
+        for name, call in service_calls(svc, session, term).items():
+            scripts[name] = shell_script(capture_sql(db, call))
+            svc.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, script in scripts.items():
+            path = Path(tmp) / f"{name.split()[-1]}.sql"
+            path.write_text(script, encoding="utf-8")
+            cases[f"sqlite3 (same SQL as {name.split()[-1]})"] = (
+                lambda i, p=path: [sqlite_shell, str(db), f".read {p}"])
+        times = {name: [] for name in cases}
+        rss = {name: 0 for name in cases}
+        for index in range(warmup + runs):  # round-robin, so background noise is shared
+            for name, argv in cases.items():
+                took, peak = run_measured(argv(index), env, root)
+                if index >= warmup:
+                    times[name].append(took * 1000)
+                    rss[name] = max(rss[name], peak)
+    out = {name: {**summarise(t), "peakRssMb": round(rss[name] / 1024, 1)}
+           for name, t in times.items()}
+    bare = out["python3 -c 'import sqlite3'"]["p50"]
+    for name, row in out.items():
+        row["xBarePython"] = round(row["p50"] / bare, 2)
+        shell = out.get(f"sqlite3 (same SQL as {name.split()[-1]})")
+        if name.startswith("ekko-mem") and shell:
+            row["xSqlite3"] = round(row["p50"] / shell["p50"], 2)
+    return {"results": out, "sqlScripts": {k: v.count("\n") - 1 for k, v in scripts.items()}}

@@ -1,0 +1,125 @@
+"""Reliability under load and crashes: many writers at once, writers killed mid-transaction.
+
+The workload and the invariant checks live in bench/stress.py (the longer stress script runs the
+same code for longer); here they run for a bounded, CI-sized time.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sqlite3
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _load_stress():
+    spec = importlib.util.spec_from_file_location("stress", ROOT / "bench" / "stress.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("stress", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+stress = _load_stress()
+
+
+def db_of(ws: Path) -> Path:
+    return ws / ".ekko" / "memory.db"
+
+
+def test_eight_processes_lose_nothing_and_never_see_a_locked_db(ws):
+    report = stress.run_concurrency(ws, procs=8, duration=4.0)
+    assert report["commands"] >= 16, report
+    # The fork/cardinality/forget races have their own deterministic strict-xfail tests below;
+    # under this random load they show up only sometimes.
+    unexpected = [v for v in report["violations"] if v[0] not in stress.KNOWN]
+    assert unexpected == [], report
+
+
+def test_writer_waits_for_a_lock_within_the_busy_timeout(ws, cli):
+    """A git hook's `log` while another process holds the write lock for a second: it waits."""
+    holder = sqlite3.connect(db_of(ws), isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("insert into ekko_meta values ('held', 'yes')")
+    releaser = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
+    releaser.start()
+    try:
+        start = time.monotonic()
+        result = cli("log", "during a lock", "--json")
+        took = time.monotonic() - start
+    finally:
+        releaser.join()
+        holder.close()
+    assert result.code == 0, result
+    assert took >= 0.8
+    assert "locked" not in result.err
+    assert cli("history", "--json").jsonl()[-1]["content"] == "during a lock"
+
+
+def test_sigkill_during_writes_leaves_a_consistent_db(ws):
+    report = stress.run_crash(ws, kills=20, max_delay=0.5, seed=7)
+    assert report["kills"] >= 18, report
+    assert report["violations"] == [], report
+    assert report["counts"]["memory_nodes"] > 0
+
+
+# -- races found by the stress run, reproduced deterministically --------------------------------
+@contextmanager
+def _interleaved(svc, other_write):
+    """Run `other_write` (another process's commit) just before svc takes its write lock."""
+    conn = svc.store.db
+    original = conn.atomic
+    fired = []
+
+    @contextmanager
+    def atomic():
+        if not fired:
+            fired.append(True)
+            other_write()
+        with original() as db:
+            yield db
+
+    conn.atomic = atomic
+    try:
+        yield
+    finally:
+        conn.atomic = original
+
+
+def _database_fact(value):
+    return {"domain": "engineering", "type": "fact", "key": "database", "valueJson": value,
+            "title": f"database is {value}"}
+
+
+@pytest.mark.xfail(strict=True, reason="defect: NodeService._create reads rival single-valued"
+                   " nodes before BEGIN IMMEDIATE, so concurrent remembers fork the chain")
+def test_concurrent_single_valued_remember_keeps_one_active_value(ws):
+    from ekko_mem import MemoryService
+    with MemoryService(ws) as first, MemoryService(ws) as second:
+        first.remember(fields=_database_fact("sqlite"))
+        with _interleaved(first, lambda: second.remember(fields=_database_fact("mysql"))):
+            first.remember(fields=_database_fact("postgres"))
+    problems = [v for v in stress.check_invariants(db_of(ws))
+                if v[0] in ("supersede-fork", "single-valued-cardinality")]
+    assert problems == []
+
+
+@pytest.mark.xfail(strict=True, reason="defect: NodeService._supersede checks the target's status"
+                   " before BEGIN IMMEDIATE, so a supersede revives a node forgotten meanwhile")
+def test_supersede_racing_a_forget_does_not_undo_the_forget(ws):
+    from ekko_mem import MemoryService
+    with MemoryService(ws) as first, MemoryService(ws) as second:
+        target = first.remember(fields={"type": "fact", "title": "private plan A"})[0]["nodeId"]
+        forgotten = []
+        with _interleaved(first, lambda: forgotten.append(second.forget({"id": target}))):
+            result = first.remember(fields={"title": "private plan B"}, supersedes=target)[0]
+        assert forgotten[0]["deletedIds"] == [target]
+        status = first.store.get_node(target)["status"]
+    # The forget was acknowledged first: the supersede must be refused, the node stay deleted.
+    assert (result["accepted"], status) == (False, "deleted")
