@@ -79,7 +79,7 @@ def log_messages(gen: Generator, root: Path, env: dict, binary: str) -> dict:
                 break
             path.write_text("\n".join(lines) + "\n", encoding="utf-8")
             took, peak = run_measured([binary, "log", "--jsonl", str(path), "-w", str(root),
-                                       "-q"], env, root)
+                                       "-q"], env, root, rss=True)
             rates.append(len(lines) / took)
             rss.append(peak)
             total += len(lines)

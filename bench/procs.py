@@ -15,19 +15,24 @@ import time
 from pathlib import Path
 
 
-def run_measured(argv, env, cwd, check: bool = True) -> tuple[float, int]:
-    """(wall seconds, peak RSS in KiB) of one child process."""
-    with tempfile.TemporaryFile() as err:
+def run_measured(argv, env, cwd, check: bool = True, rss: bool = False
+                 ) -> tuple[float, int | None]:
+    """(wall seconds, peak RSS in KiB when `rss`) of one child process.
+
+    Peak RSS comes from /usr/bin/time: a child forked straight from this (large) process
+    would report the parent's RSS at fork time as its own peak.
+    """
+    with tempfile.NamedTemporaryFile() as err, tempfile.NamedTemporaryFile("r") as peak:
+        prefix = ["/usr/bin/time", "-f", "%M", "-o", peak.name] if rss else []
         start = time.perf_counter()
-        proc = subprocess.Popen([str(a) for a in argv], env=env, cwd=cwd,
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc = subprocess.run([*prefix, *(str(a) for a in argv)], env=env, cwd=cwd,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         took = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
         if check and proc.returncode != 0:
             err.seek(0)
             raise RuntimeError(f"{argv[:3]} exited {proc.returncode}: {err.read().decode()}")
-    return took, usage.ru_maxrss
+        kib = int(peak.read().strip().splitlines()[-1]) if rss else None
+    return took, kib
 
 
 def summarise(times_ms: list[float]) -> dict:
@@ -37,8 +42,24 @@ def summarise(times_ms: list[float]) -> dict:
             "n": len(ordered)}
 
 
+class _RollingBack:
+    """A sqlite3 connection whose COMMIT rolls back: a captured write leaves no trace."""
+
+    def __init__(self, conn) -> None:
+        self._conn = conn
+
+    def execute(self, sql, *args):
+        return self._conn.execute("ROLLBACK" if sql.strip().upper() == "COMMIT" else sql, *args)
+
+    def __getattr__(self, name):
+        return getattr(self._conn, name)
+
+
 def capture_sql(db_path: Path, call) -> list[str]:
-    """The statements (parameters inlined) that `call()` issues on the db at `db_path`."""
+    """The statements (parameters inlined) that `call()` issues on the db at `db_path`.
+
+    Its writes are rolled back, so replaying the script later meets the same db state.
+    """
     import ekko_mem.store as store_pkg
     original = store_pkg.connect
     seen: list[str] = []
@@ -47,6 +68,7 @@ def capture_sql(db_path: Path, call) -> list[str]:
         conn = original(path, **kwargs)
         if Path(path).resolve() == db_path.resolve():
             conn.set_trace_callback(seen.append)
+            return _RollingBack(conn)
         return conn
 
     store_pkg.connect = traced
@@ -61,7 +83,7 @@ def shell_script(statements: list[str]) -> str:
     lines = [".timeout 5000"]
     for sql in statements:
         text = sql.strip().rstrip(";")
-        lines.append("ROLLBACK;" if text.upper() == "COMMIT" else text + ";")
+        lines.append(text + ";")
     return "\n".join(lines) + "\n"
 
 
@@ -122,10 +144,12 @@ def measure_processes(stats: dict, binary: str, python: str, env: dict, runs: in
         rss = {name: 0 for name in cases}
         for index in range(warmup + runs):  # round-robin, so background noise is shared
             for name, argv in cases.items():
-                took, peak = run_measured(argv(index), env, root)
+                took, _ = run_measured(argv(index), env, root)
                 if index >= warmup:
                     times[name].append(took * 1000)
-                    rss[name] = max(rss[name], peak)
+        for index in range(2):  # peak memory, in separate runs under /usr/bin/time
+            for name, argv in cases.items():
+                rss[name] = max(rss[name], run_measured(argv(index), env, root, rss=True)[1])
     out = {name: {**summarise(t), "peakRssMb": round(rss[name] / 1024, 1)}
            for name, t in times.items()}
     bare = out["python3 -c 'import sqlite3'"]["p50"]

@@ -174,3 +174,23 @@ def do_config(*, as_json=False, color=False, workspace=None):
     human.table("effective settings", ["key", "value", "source"],
                 [[s["key"], machine.dump(s["value"]), s["source"]] for s in settings],
                 color=color)
+
+
+def do_hooks(action, *, rev="HEAD", as_json=False, quiet=False, workspace=None):
+    with service(workspace) as svc:
+        result = {"install": svc.install_hooks, "uninstall": svc.uninstall_hooks,
+                  "run": lambda: svc.record_commit(rev)}[action]()
+    if as_json:
+        return machine.emit_json(result)
+    if quiet:
+        return None
+    if action == "install":
+        human.lines([f"installed {result['hook']}" + (" (chained after the existing hook)"
+                     if result.get("chained") else "") if result["installed"]
+                     else f"{result['hook']}: {result['reason']}"])
+    elif action == "uninstall":
+        human.lines([f"removed ekko-mem from {result['hook']}" if result["removed"]
+                     else f"{result['hook']}: {result['reason']}"])
+    else:
+        human.lines([f"recorded {result['sha'][:12]} as {result['messageId']}"
+                     if result["recorded"] else f"{result['sha'][:12]}: {result['reason']}"])

@@ -170,3 +170,31 @@ def do_edit(identifier, *, reason="", yes=False, as_json=False, quiet=False, wor
                                     reason=reason or "edited by hand", actor="user",
                                     confirm=yes)
     _finish([result], as_json=as_json, quiet=quiet, describe=_describe_write)
+
+
+def do_export(*, scopes=None, session=None, output=None, workspace=None):
+    with service(workspace) as svc:
+        lines = (machine.dump(record) + "\n" for record in
+                 svc.export_lines(scopes=scopes, session=session))
+        if output in (None, "-"):
+            for line in lines:
+                sys.stdout.write(line)
+            return
+        import os
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.writelines(lines)
+
+
+def do_import(source, *, yes=False, as_json=False, quiet=False, workspace=None):
+    from .actions import _read_lines
+    lines = _read_lines(source)
+    with service(workspace) as svc:
+        result = svc.import_lines(lines, confirm=yes)
+    if as_json:
+        return machine.emit_json(result)
+    if not quiet:
+        counts = result["imported"]
+        human.lines([f"imported {counts['message']} messages, {counts['summary']} summaries,"
+                     f" {counts['node']} memories, {counts['event']} audit events;"
+                     f" {result['skipped']} already present"])

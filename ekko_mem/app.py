@@ -94,6 +94,8 @@ def init(
     path: Annotated[Optional[str], typer.Argument(help="Workspace folder (default: .).")] = None,
     no_gitignore: Annotated[bool, typer.Option(
         "--no-gitignore", help="Do not add .ekko/ to .gitignore in a git repository.")] = False,
+    git_hooks: Annotated[bool, typer.Option(
+        "--git-hooks", help="Also install the post-commit hook.")] = False,
     json: Json = False, quiet: Quiet = False,
 ) -> None:
     """Create PATH/.ekko/ with a migrated memory.db and a commented config.toml.
@@ -101,6 +103,8 @@ def init(
     Example: ekko-mem init ~/src/myproject
     """
     actions.do_init(path, no_gitignore=no_gitignore, as_json=json, quiet=quiet)
+    if git_hooks:
+        actions.do_hooks("install", as_json=json, quiet=quiet, workspace=path or ".")
 
 
 @app.command()
@@ -444,6 +448,75 @@ def extract(
     actions_summary.do_extract(session=session, llm_cmd=llm_cmd, retry=retry, jobs=jobs,
                                print_prompt=print_prompt, apply=apply, as_json=json,
                                quiet=quiet, workspace=workspace)
+
+
+@app.command()
+def export(
+    scope: ScopesOpt = None, session: Session = None,
+    output: Annotated[Optional[str], typer.Option(
+        "--output", "-o", help="Write to FILE (mode 0600) instead of stdout.")] = None,
+    workspace: Workspace = None,
+) -> None:
+    """Export messages, summaries, memories and audit events as JSON Lines.
+
+    Example: ekko-mem export > backup.jsonl
+    """
+    from . import actions_memory
+    actions_memory.do_export(scopes=scope, session=session, output=output,
+                             workspace=workspace)
+
+
+@app.command("import")
+def import_(
+    source: Annotated[str, typer.Argument(metavar="FILE", help="An export file, or - for stdin.")],
+    yes: Yes = False, workspace: Workspace = None, json: Json = False, quiet: Quiet = False,
+) -> None:
+    """Import an export file: all or nothing, ids and times kept, twice adds nothing.
+
+    Example: ekko-mem import backup.jsonl
+    """
+    from . import actions_memory
+    actions_memory.do_import(source, yes=yes, as_json=json, quiet=quiet, workspace=workspace)
+
+
+hooks_app = typer.Typer(no_args_is_help=True)
+app.add_typer(hooks_app, name="hooks", help="Git hooks that log commits into memory.")
+
+
+@hooks_app.command("install")
+def hooks_install(workspace: Workspace = None, json: Json = False, quiet: Quiet = False
+                  ) -> None:
+    """Install the post-commit hook (chains with an existing hook; fails open).
+
+    Example: ekko-mem hooks install
+    """
+    actions.do_hooks("install", as_json=json, quiet=quiet, workspace=workspace)
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(workspace: Workspace = None, json: Json = False, quiet: Quiet = False
+                    ) -> None:
+    """Remove only what 'hooks install' added.
+
+    Example: ekko-mem hooks uninstall
+    """
+    actions.do_hooks("uninstall", as_json=json, quiet=quiet, workspace=workspace)
+
+
+@hooks_app.command("run")
+def hooks_run(
+    hook: Annotated[str, typer.Argument(help="The hook being run: post-commit.")],
+    rev: Annotated[str, typer.Option("--rev", help="The commit to record.")] = "HEAD",
+    workspace: Workspace = None, json: Json = False, quiet: Quiet = False,
+) -> None:
+    """Record a commit (what the installed hook calls): subject, sha, branch, paths, trailers.
+
+    Example: ekko-mem hooks run post-commit --rev HEAD~1
+    """
+    if hook != "post-commit":
+        from .errors import UsageError
+        raise UsageError(f"unknown hook {hook!r}", "only post-commit is supported")
+    actions.do_hooks("run", rev=rev, as_json=json, quiet=quiet, workspace=workspace)
 
 
 @app.command()

@@ -44,7 +44,7 @@ def test_eight_processes_lose_nothing_and_never_see_a_locked_db(ws):
 
 def test_writer_waits_for_a_lock_within_the_busy_timeout(ws, cli):
     """A git hook's `log` while another process holds the write lock for a second: it waits."""
-    holder = sqlite3.connect(db_of(ws), isolation_level=None)
+    holder = sqlite3.connect(db_of(ws), isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
     holder.execute("insert into ekko_meta values ('held', 'yes')")
     releaser = threading.Timer(1.0, lambda: holder.execute("COMMIT"))

@@ -12,6 +12,8 @@ from .inspect import InspectService
 from .query import QueryService
 from .remember import RememberService
 from .summarize import SummaryService
+from .transfer import TransferService
+from .hooks import HookService
 
 
 def _refusal(exc: EkkoError) -> dict:
@@ -20,7 +22,7 @@ def _refusal(exc: EkkoError) -> dict:
             **exc.data}
 
 
-class NodeService(SummaryService, ContextService, RememberService, DraftMixin, QueryService, ForgetService, InspectService):
+class NodeService(HookService, TransferService, SummaryService, ContextService, RememberService, DraftMixin, QueryService, ForgetService, InspectService):
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",
                        actor: str = "agent", target_id: str | None = None,

@@ -7,9 +7,10 @@ from . import codec, fts
 from .connection import Connection
 from .nodes import NodeStore
 from .summaries import SummaryStore
+from .transfer import TransferStore
 
 
-class SqliteMemoryStore(NodeStore, SummaryStore):
+class SqliteMemoryStore(NodeStore, SummaryStore, TransferStore):
     def __init__(self, db: Connection) -> None:
         self.db = db
         self.path = db.path
@@ -155,3 +156,10 @@ class SqliteMemoryStore(NodeStore, SummaryStore):
 
     def integrity_check(self) -> list[str]:
         return [r[0] for r in self.db.all("PRAGMA integrity_check")]
+
+    def find_commit_message(self, session_id: str, sha: str) -> str | None:
+        """The message that logged commit `sha`, if any (hooks record each commit once)."""
+        row = self.db.one("select id from memory_messages where session_id = ? and"
+                          " json_extract(metadata_json, '$.sha') = ? limit 1",
+                          (session_id, sha))
+        return row[0] if row else None

@@ -1,0 +1,120 @@
+"""Git hooks: a post-commit hook that logs each commit and records its decision trailers.
+
+The hook fails open (a missing or failing ekko-mem never blocks a commit), chains with a hook
+that is already there instead of replacing it, and marks its lines so uninstall removes only
+what it added. Recording is keyed by commit sha, since `git rebase` re-runs post-commit for
+every replayed commit.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+
+from ..errors import Rejected, StoreUnavailable
+
+BEGIN = "# >>> ekko-mem post-commit >>>"
+END = "# <<< ekko-mem post-commit <<<"
+TRAILERS = {"decision": "decision", "constraint": "constraint"}
+
+
+def _git(args: list[str], cwd) -> str:
+    try:
+        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
+                              timeout=20)
+    except FileNotFoundError:
+        raise StoreUnavailable("git is not installed", "install git first") from None
+    if proc.returncode != 0:
+        raise Rejected(f"git {' '.join(args)} failed: {proc.stderr.strip()[:200]}",
+                       "run this inside a git repository")
+    return proc.stdout
+
+
+def _block(binary: str, workspace: str) -> str:
+    # Absolute paths baked in: hooks run with the committer's PATH and, in linked worktrees,
+    # from a folder that has no .ekko of its own.
+    return "\n".join([
+        BEGIN,
+        f"EKKO_MEM_BIN={shlex.quote(binary)}",
+        '[ -x "$EKKO_MEM_BIN" ] || EKKO_MEM_BIN=$(command -v ekko-mem 2>/dev/null)',
+        'if [ -n "$EKKO_MEM_BIN" ]; then',
+        f'  "$EKKO_MEM_BIN" hooks run post-commit --workspace {shlex.quote(workspace)}'
+        " </dev/null >/dev/null 2>&1 || true",
+        "fi",
+        END, ""])
+
+
+class HookService:
+    def _hook_path(self) -> str:
+        path = _git(["rev-parse", "--git-path", "hooks/post-commit"], self.root).strip()
+        return path if os.path.isabs(path) else os.path.join(str(self.root), path)
+
+    def install_hooks(self) -> dict:
+        path = self._hook_path()
+        binary = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0].endswith(
+            "ekko-mem") else (os.path.join(os.path.dirname(sys.executable), "ekko-mem"))
+        block = _block(binary, str(self.root))
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        existing = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        if existing is not None and BEGIN in existing:
+            return {"hook": path, "installed": False, "reason": "already installed"}
+        if existing is None:
+            text = "#!/bin/sh\n" + block
+            chained = False
+        elif existing.startswith("#!") and "sh" in existing.splitlines()[0]:
+            text = existing.rstrip("\n") + "\n\n" + block
+            chained = True
+        else:
+            raise Rejected(f"{path} exists and is not a shell script",
+                           "add a line calling 'ekko-mem hooks run post-commit' to it yourself")
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(path, 0o755)
+        return {"hook": path, "installed": True, "chained": chained}
+
+    def uninstall_hooks(self) -> dict:
+        path = self._hook_path()
+        if not os.path.exists(path):
+            return {"hook": path, "removed": False, "reason": "no hook"}
+        text = open(path, encoding="utf-8").read()
+        if BEGIN not in text:
+            return {"hook": path, "removed": False, "reason": "not installed"}
+        head, _, rest = text.partition(BEGIN)
+        _, _, tail = rest.partition(END)
+        remaining = (head.rstrip("\n") + "\n" + tail.lstrip("\n")).strip("\n")
+        if remaining.strip() in ("", "#!/bin/sh"):
+            os.remove(path)
+            return {"hook": path, "removed": True, "deletedFile": True}
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(remaining + "\n")
+        return {"hook": path, "removed": True, "deletedFile": False}
+
+    def record_commit(self, rev: str = "HEAD") -> dict:
+        """Log a commit as a tool message in the hooks session, once per sha."""
+        root = self.root
+        sha = _git(["rev-parse", rev], root).strip()
+        session = self.config.get("hooks.session")
+        if self.store.find_commit_message(session, sha):
+            return {"sha": sha, "recorded": False, "reason": "already recorded"}
+        subject = _git(["log", "-1", "--format=%s", sha], root).strip()
+        branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], root).strip()
+        paths = _git(["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", sha],
+                     root).split()
+        trailers = _git(["log", "-1", "--format=%(trailers:only,unfold)", sha], root)
+        message = self.log_message(subject or sha, session=session, role="tool", meta={
+            "source": "git", "sha": sha, "branch": branch, "paths": paths[:200]})
+        recorded = []
+        if self.config.get("hooks.trailers"):
+            for line in trailers.splitlines():
+                key, sep, value = line.partition(":")
+                kind = TRAILERS.get(key.strip().lower())
+                if sep and kind and value.strip():
+                    result = self.propose_update("create", {
+                        "scope": "workspace", "type": kind, "domain": "engineering",
+                        "categoryPath": ["engineering", f"{kind}s"], "title": value.strip(),
+                        "content": value.strip(), "tags": ["git"],
+                        "sourceMessageIds": [message["id"]]},
+                        reason=f"{key.strip()} trailer of commit {sha[:12]}", actor="user")
+                    recorded.append(result)
+        return {"sha": sha, "recorded": True, "messageId": message["id"], "memories": recorded}

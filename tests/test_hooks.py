@@ -1,0 +1,120 @@
+"""The post-commit hook in real temporary git repositories."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import pytest
+
+
+def git(repo, *args, env=None):
+    full = {**os.environ, "GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com", **(env or {})}
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, env=full)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@pytest.fixture
+def repo(cli, hermetic):
+    git(hermetic, "init", "-q", "-b", "main")
+    out = cli("init", "--git-hooks")
+    assert out.code == 0, out
+    return hermetic
+
+
+def commit(repo, name, message):
+    (repo / name).write_text(name)
+    git(repo, "add", name)
+    git(repo, "commit", "-q", "-m", message)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def git_log(cli, cwd=None):
+    return cli("history", "-s", "git", "-n", "100", "--json", cwd=cwd).jsonl()
+
+
+def test_commit_is_logged_with_sha_branch_paths_and_trailers(cli, repo):
+    sha = commit(repo, "a.txt", "Add search\n\nDecision: use SQLite FTS5\n"
+                                "Constraint: never push to main directly\n")
+    (msg,) = git_log(cli)
+    assert msg["role"] == "tool" and msg["content"] == "Add search"
+    assert msg["metadata"] == {"source": "git", "sha": sha, "branch": "main",
+                               "paths": ["a.txt"]}
+    decisions = cli("query", "--type", "decision", "--json").json()["exact"]
+    assert [d["title"] for d in decisions] == ["use SQLite FTS5"]
+    assert decisions[0]["sourceMessageIds"] == [msg["id"]]
+    assert decisions[0]["scope"] == "workspace"
+    constraints = cli("query", "--type", "constraint", "--json").json()["exact"]
+    assert constraints[0]["title"] == "never push to main directly"
+
+
+def test_recording_is_idempotent_by_sha_and_amend_rebase_add_new_commits(cli, repo):
+    commit(repo, "a.txt", "one\n\nDecision: keep it small")
+    assert cli("hooks", "run", "post-commit", "--json").json()["recorded"] is False
+    git(repo, "commit", "-q", "--amend", "-m", "one, amended\n\nDecision: keep it small")
+    log = git_log(cli)
+    assert [m["content"] for m in log] == ["one", "one, amended"]
+    git(repo, "checkout", "-q", "-b", "side", "HEAD")
+    commit(repo, "b.txt", "two")
+    git(repo, "checkout", "-q", "main")
+    commit(repo, "c.txt", "three")
+    git(repo, "checkout", "-q", "side")
+    git(repo, "rebase", "-q", "main")
+    contents = [m["content"] for m in git_log(cli)]
+    assert contents.count("two") == 2  # the replayed commit has a new sha
+    shas = [m["metadata"]["sha"] for m in git_log(cli)]
+    assert len(shas) == len(set(shas))
+    decisions = cli("query", "--type", "decision", "--json").json()["exact"]
+    assert len(decisions) == 1  # the same trailer again refreshes, never duplicates
+
+
+def test_linked_worktree_commits_land_in_the_main_workspace(cli, repo, tmp_path):
+    commit(repo, "a.txt", "base")
+    other = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(other), "-b", "feature")
+    commit(other, "w.txt", "from the worktree")
+    log = git_log(cli)
+    assert log[-1]["content"] == "from the worktree"
+    assert log[-1]["metadata"]["branch"] == "feature"
+
+
+def test_chains_with_an_existing_hook_and_uninstall_removes_only_ours(cli, hermetic):
+    git(hermetic, "init", "-q", "-b", "main")
+    hook = hermetic / ".git" / "hooks" / "post-commit"
+    hook.write_text("#!/bin/sh\necho mine >> user-hook.log\n")
+    hook.chmod(0o755)
+    cli("init")
+    assert cli("hooks", "install", "--json").json()["chained"] is True
+    assert cli("hooks", "install", "--json").json()["installed"] is False
+    commit(hermetic, "a.txt", "one")
+    assert (hermetic / "user-hook.log").read_text() == "mine\n"
+    assert len(git_log(cli)) == 1
+    assert cli("hooks", "uninstall", "--json").json()["removed"] is True
+    assert hook.read_text() == "#!/bin/sh\necho mine >> user-hook.log\n"
+
+
+def test_uninstall_deletes_a_hook_it_created(cli, repo):
+    hook = repo / ".git" / "hooks" / "post-commit"
+    assert hook.exists()
+    assert cli("hooks", "uninstall", "--json").json()["deletedFile"] is True
+    assert not hook.exists()
+
+
+def test_hook_fails_open_when_ekko_mem_is_missing_or_broken(cli, repo):
+    from conftest import BIN
+    hook = repo / ".git" / "hooks" / "post-commit"
+    installed = hook.read_text()
+    assert f"EKKO_MEM_BIN={BIN}" in installed
+    hook.write_text(installed.replace(f"EKKO_MEM_BIN={BIN}", "EKKO_MEM_BIN=/nonexistent/ekko"))
+    (repo / "x.txt").write_text("x")
+    git(repo, "add", "x.txt", env={"PATH": "/usr/bin:/bin"})
+    git(repo, "commit", "-q", "-m", "still commits", env={"PATH": "/usr/bin:/bin"})
+    assert git(repo, "log", "-1", "--format=%s").strip() == "still commits"
+    hook.write_text(installed)
+    db = repo / ".ekko" / "memory.db"
+    db.write_bytes(b"garbage" * 100)
+    for suffix in ("-wal", "-shm"):
+        (repo / ".ekko" / f"memory.db{suffix}").unlink(missing_ok=True)
+    commit(repo, "y.txt", "commits with a broken memory db")
+    assert git(repo, "log", "-1", "--format=%s").strip() == "commits with a broken memory db"
