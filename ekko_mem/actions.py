@@ -194,3 +194,19 @@ def do_hooks(action, *, rev="HEAD", as_json=False, quiet=False, workspace=None):
     else:
         human.lines([f"recorded {result['sha'][:12]} as {result['messageId']}"
                      if result["recorded"] else f"{result['sha'][:12]}: {result['reason']}"])
+
+
+def do_doctor(*, repair=False, as_json=False, quiet=False, workspace=None):
+    from .errors import EkkoError
+    with service(workspace) as svc:
+        report = svc.doctor(repair=repair)
+    if as_json:
+        machine.emit_json(report)
+    elif not quiet:
+        human.lines([f"{'ok' if c['ok'] else 'FIXED' if c['fixed'] else 'FAIL':5}"
+                     f" {c['db']:9} {c['check']:17} {c['detail']}".rstrip()
+                     for c in report["checks"]])
+    if not report["ok"]:
+        error = EkkoError("doctor found problems", "run 'ekko-mem doctor --repair'"
+                          if not repair else "see the FAIL lines above")
+        raise error

@@ -520,6 +520,21 @@ def hooks_run(
 
 
 @app.command()
+def doctor(
+    repair: Annotated[bool, typer.Option(
+        "--repair", help="Fix what can be fixed: rebuild the index, chmod, migrate, expire.")
+    ] = False,
+    workspace: Workspace = None, json: Json = False, quiet: Quiet = False,
+) -> None:
+    """Check the memory dbs: integrity, index, modes, schema, expiry, chains, references.
+
+    Exit 0 when all is well (or repaired), 1 when problems remain.
+    Example: ekko-mem doctor --repair
+    """
+    actions.do_doctor(repair=repair, as_json=json, quiet=quiet, workspace=workspace)
+
+
+@app.command()
 def config(workspace: Workspace = None, json: Json = False, no_color: NoColor = False) -> None:
     """Show the effective settings and the file each one came from (workspace wins over user).
 

@@ -13,6 +13,7 @@ from .query import QueryService
 from .remember import RememberService
 from .summarize import SummaryService
 from .transfer import TransferService
+from .doctor import DoctorService
 from .hooks import HookService
 
 
@@ -22,7 +23,7 @@ def _refusal(exc: EkkoError) -> dict:
             **exc.data}
 
 
-class NodeService(HookService, TransferService, SummaryService, ContextService, RememberService, DraftMixin, QueryService, ForgetService, InspectService):
+class NodeService(DoctorService, HookService, TransferService, SummaryService, ContextService, RememberService, DraftMixin, QueryService, ForgetService, InspectService):
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",
                        actor: str = "agent", target_id: str | None = None,
