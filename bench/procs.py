@@ -149,7 +149,8 @@ def measure_processes(stats: dict, binary: str, python: str, env: dict, runs: in
                     times[name].append(took * 1000)
         for index in range(2):  # peak memory, in separate runs under /usr/bin/time
             for name, argv in cases.items():
-                rss[name] = max(rss[name], run_measured(argv(index), env, root, rss=True)[1])
+                peak = run_measured(argv(index), env, root, rss=True)[1]
+                rss[name] = max(rss[name], peak)
     out = {name: {**summarise(t), "peakRssMb": round(rss[name] / 1024, 1)}
            for name, t in times.items()}
     bare = out["python3 -c 'import sqlite3'"]["p50"]

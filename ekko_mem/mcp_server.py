@@ -14,7 +14,8 @@ Imported only by `actions.do_mcp`, so no other command pays for the SDK.
 from __future__ import annotations
 
 import threading
-from typing import Annotated, Any, Callable, List, Literal, Optional
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -26,7 +27,7 @@ ACTOR = "agent"
 Scope = Literal[SCOPES]  # type: ignore[valid-type]
 NodeType = Literal[TYPES]  # type: ignore[valid-type]
 Operation = Literal[OPERATIONS]  # type: ignore[valid-type]
-Text = Optional[str]
+Text = str | None
 
 INSTRUCTIONS = """Long-term memory for this user and project (ekko-mem). A memory context is
 usually injected before each turn; use memory_search or memory_get when you need more. When
@@ -188,7 +189,7 @@ def build_server(tools: MemoryTools):
             raise tool_error(exc.line().removeprefix("ekko-mem: ")) from None
         except ValidationError as exc:
             raise tool_error(f"invalid input: {validation_message(exc)}") from None
-        except Exception as exc:  # a bug: say what it was, keep serving
+        except Exception as exc:  # noqa: BLE001  a bug: say what it was, keep serving
             raise tool_error(f"internal error: {type(exc).__name__}: {exc}") from None
 
     _register(server, tools, guarded, _keys_text(tools.service))
@@ -199,16 +200,16 @@ def _register(server, tools: MemoryTools, guarded, keys: str) -> None:
     @server.tool(description=SEARCH_DOC)
     def memory_search(
         queryText: Annotated[Text, Field(description="Words to search for (full text).")] = None,
-        scopes: Annotated[Optional[List[Scope]], Field(
+        scopes: Annotated[list[Scope] | None, Field(
             description="Only these scopes (session, workspace, user, global).")] = None,
         domain: Annotated[Text, Field(description="e.g. 生活技能 or engineering.")] = None,
-        categoryPathPrefix: Annotated[Optional[List[str]], Field(
+        categoryPathPrefix: Annotated[list[str] | None, Field(
             description="e.g. [\"生活技能\", \"做饭\"].")] = None,
-        types: Annotated[Optional[List[NodeType]], Field(description="Only these types.")] = None,
+        types: Annotated[list[NodeType] | None, Field(description="Only these types.")] = None,
         key: Annotated[Text, Field(description="A controlled key, e.g. avoid_ingredient.")] = None,
         valueJson: Annotated[Any, Field(description="The key's value, e.g. \"香菜\".")] = None,
-        tags: Annotated[Optional[List[str]], Field(description="Has all these tags.")] = None,
-        entities: Annotated[Optional[List[str]], Field(
+        tags: Annotated[list[str] | None, Field(description="Has all these tags.")] = None,
+        entities: Annotated[list[str] | None, Field(
             description="Mentions all these entities.")] = None,
         userId: Annotated[Text, Field(description="Usually left out.")] = None,
         workspaceId: Annotated[Text, Field(description="Usually left out.")] = None,
@@ -230,10 +231,10 @@ def _register(server, tools: MemoryTools, guarded, keys: str) -> None:
     @server.tool(description=GET_DOC)
     def memory_get(
         id: Annotated[Text, Field(description="A memory id (or a unique prefix).")] = None,
-        type: Annotated[Optional[NodeType], Field(description="Memory type.")] = None,
+        type: Annotated[NodeType | None, Field(description="Memory type.")] = None,
         key: Annotated[Text, Field(description="A controlled key.")] = None,
         valueJson: Annotated[Any, Field(description="The key's value.")] = None,
-        scope: Annotated[Optional[Scope], Field(description="Only this scope.")] = None,
+        scope: Annotated[Scope | None, Field(description="Only this scope.")] = None,
         domain: Annotated[Text, Field(description="Only this domain.")] = None,
     ) -> dict[str, Any]:
         selector = {"id": id, "type": type, "key": key, "valueJson": valueJson,
@@ -259,11 +260,11 @@ def _register(server, tools: MemoryTools, guarded, keys: str) -> None:
     def memory_forget(
         reason: Annotated[str, Field(description="Why, in a few words.")],
         id: Annotated[Text, Field(description="One memory's id.")] = None,
-        scope: Annotated[Optional[Scope], Field(description="Only this scope.")] = None,
+        scope: Annotated[Scope | None, Field(description="Only this scope.")] = None,
         domain: Annotated[Text, Field(description="Only this domain.")] = None,
-        categoryPathPrefix: Annotated[Optional[List[str]], Field(
+        categoryPathPrefix: Annotated[list[str] | None, Field(
             description="e.g. [\"生活技能\", \"做饭\", \"饮食偏好\"].")] = None,
-        type: Annotated[Optional[NodeType], Field(description="Only this type.")] = None,
+        type: Annotated[NodeType | None, Field(description="Only this type.")] = None,
         key: Annotated[Text, Field(description="Only this controlled key.")] = None,
         valueJson: Annotated[Any, Field(description="Only this value of the key.")] = None,
         mode: Annotated[Literal["soft", "hard"], Field(

@@ -58,13 +58,12 @@ class Agent:
 
 
 @asynccontextmanager
-async def _client_session(params):
+async def _client_session(params, errlog):
     from mcp import ClientSession, stdio_client
-    with open(os.devnull, "w") as quiet:
-        async with stdio_client(params, errlog=quiet) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
+    async with stdio_client(params, errlog=errlog) as (read, write), \
+            ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
 
 
 @contextmanager
@@ -72,9 +71,9 @@ def connect(env: dict, *args: str):
     from anyio.from_thread import start_blocking_portal
     from mcp import StdioServerParameters
     params = StdioServerParameters(command=str(BIN), args=["mcp", *args], env=env)
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(_client_session(params)) as session:
-            yield Agent(portal, session)
+    with open(os.devnull, "w") as quiet, start_blocking_portal() as portal, \
+            portal.wrap_async_context_manager(_client_session(params, quiet)) as session:
+        yield Agent(portal, session)
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +83,7 @@ def place(tmp_path_factory):
            "EKKO_USER": "tester", "PATH": os.environ.get("PATH", "")}
     (root / "ws").mkdir()
     init = subprocess.run([str(BIN), "init", str(root / "ws")], env={**os.environ, **env},
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     assert init.returncode == 0, init.stderr
     return SimpleNamespace(root=root, env=env)
 
@@ -238,8 +237,8 @@ def test_an_mcp_write_audits_like_a_cli_write_but_for_its_actor(agent, place, cl
                              reason="parity")["nodeId"]
     env = {k: place.env[k] for k in ("EKKO_HOME", "EKKO_WORKSPACE")}
     # The server runs with --session agent-1; the CLI writes in that session too.
-    out = cli("remember", "--session", "agent-1", "--scope", "workspace", "--domain", "mcp-audit", "--type",
-              "decision", "--title", "经由 CLI", "--content", "同一条决定。", "--confidence",
+    out = cli("remember", "--session", "agent-1", "--scope", "workspace", "--domain",
+              "mcp-audit", "--type", "decision", "--title", "经由 CLI", "--content", "同一条决定。", "--confidence",
               "0.9", "--importance", "0.6", "--tag", "parity", "--reason", "parity", "--json",
               env=env)
     assert out.code == 0, out

@@ -17,7 +17,7 @@ def test_the_agent_loop_example_runs(tmp_path):
     workspace = tmp_path / "demo"
     env = {**os.environ, "EKKO_WORKSPACE": str(workspace)}
     proc = subprocess.run([sys.executable, str(EXAMPLE)], env=env, capture_output=True,
-                          text=True, timeout=60, cwd=tmp_path)
+                          text=True, timeout=60, cwd=tmp_path, check=False)
     assert proc.returncode == 0, proc.stderr
     assert proc.stderr == ""
     lines = proc.stdout.splitlines()
@@ -36,7 +36,7 @@ def test_the_agent_loop_example_runs(tmp_path):
 def test_the_example_takes_the_workspace_from_argv(tmp_path):
     workspace = tmp_path / "argv-demo"
     proc = subprocess.run([sys.executable, str(EXAMPLE), str(workspace)], capture_output=True,
-                          text=True, timeout=60, cwd=tmp_path)
+                          text=True, timeout=60, cwd=tmp_path, check=False)
     assert proc.returncode == 0, proc.stderr
     assert (workspace / ".ekko" / "memory.db").exists()
 

@@ -121,9 +121,11 @@ class DoctorService:
                 workspace = self.store
             except EkkoError:
                 return out
+        purged = workspace.purged_message_ids()
         missing = store.missing_sources(
-            lambda mid: workspace.message_ids_exist([mid]))
+            lambda mid: {mid} if mid in purged else workspace.message_ids_exist([mid]))
         out.append(_check(name, "source messages", not missing,
-                          f"{len(missing)} nodes cite messages that are gone (purged?):"
-                          f" {', '.join(missing[:5])}" if missing else ""))
+                          f"{len(missing)} nodes cite messages that are gone:"
+                          f" {', '.join(missing[:5])}" if missing else
+                          "every cited message is in the log or was purged on request"))
         return out

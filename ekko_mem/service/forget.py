@@ -125,6 +125,7 @@ class ForgetService:
             stale = store.mark_summaries_stale(message_ids)
             removed = store.delete_messages(message_ids)
             self._audit(store, "purge", {"id": None}, actor, reason or "purge sources",
-                        after={"messagesRemoved": removed, "summariesStale": stale})
+                        after={"messagesRemoved": removed, "messageIds": message_ids,
+                               "summariesStale": stale})
         store.optimize_fts()
         store.checkpoint()

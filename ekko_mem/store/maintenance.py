@@ -54,3 +54,13 @@ class MaintenanceStore:
             " memory_messages m where m.id = s.from_message_id) or not exists (select 1 from"
             " memory_messages m where m.id = s.to_message_id)")
         return [r[0] for r in rows]
+
+    def purged_message_ids(self) -> set[str]:
+        """Messages removed on purpose (forget --purge-sources), from the purge audit events."""
+        ids: set[str] = set()
+        for (payload,) in self.db.all("select payload_json from memory_audit_events"
+                                      " where event_type = 'purge'"):
+            import json
+            after = (json.loads(payload) if payload else {}).get("after") or {}
+            ids.update(after.get("messageIds") or [])
+        return ids
