@@ -11,19 +11,24 @@ import itertools
 import random
 from datetime import datetime, timedelta, timezone
 
-ZH_HEAD = (
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+ZH_HEAD = _words(
     "香菜 做饭 少油 少辣 清淡 晚餐 早餐 午餐 菜谱 红烧肉 清蒸鱼 花生 过敏 豆浆 小笼包 川菜 微辣 "
     "部署 测试 数据库 检索 排序 会议 周会 项目 需求 上线 回滚 缓存 索引 性能 接口 文档 发布 "
     "客户 预算 报销 机票 酒店 出差 健身 跑步 睡眠 体检 理财 基金 学习 英语 论文 阅读 复盘 "
     "决定 约定 偏好 习惯 任务 截止 周三 周末 下周 本地 云端 隐私 权限 备份 迁移 日志 告警"
-).split()
-EN_HEAD = (
+)
+EN_HEAD = _words(
     "deploy test database search ranking meeting project release rollback cache index latency "
     "api docs customer budget flight hotel travel gym running sleep invest learning paper "
     "decision preference habit task deadline tuesday weekend local cloud privacy backup "
     "migration logging alert sqlite python typer pytest docker kubernetes postgres redis "
     "frontend backend review merge branch commit hook cilantro spicy oil recipe dinner lunch"
-).split()
+)
 ZH_CHARS = ("的一是在不了有和人这中大为上个国我以要他时来用们生到作地于出就分对成会可主发年动同"
             "工也能下过子说产种面而方后多定行学法所民得经十三之进着等部度家电力里如水化高自二理起"
             "小物现实加量都两体制机当使点从业本去把性好应开它合还因由其些然前外天政四日那社义事平形"
@@ -47,8 +52,8 @@ TREES = [
 ]
 TYPES = (("fact", 30), ("preference", 20), ("decision", 15), ("task", 15), ("constraint", 10),
          ("recipe", 4), ("skill", 3), ("correction", 3))
-INGREDIENTS = ("香菜 花生 葱 姜 蒜 辣椒 牛肉 羊肉 海鲜 虾 牛奶 鸡蛋 豆腐 芹菜 洋葱 cilantro "
-               "peanut shellfish gluten lactose mushroom olive").split()
+INGREDIENTS = _words("香菜 花生 葱 姜 蒜 辣椒 牛肉 羊肉 海鲜 虾 牛奶 鸡蛋 豆腐 芹菜 洋葱 cilantro "
+               "peanut shellfish gluten lactose mushroom olive")
 ENGINEERING_VALUES = {
     "language": ("python", "go", "rust", "typescript"), "database": ("sqlite", "postgres"),
     "framework": ("typer", "fastapi", "django", "react"), "test_command": ("pytest -q",

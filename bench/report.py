@@ -50,9 +50,9 @@ def print_tables(result: dict) -> None:
     if all("latencyMs" in sizes[n] for n in names):
         growth = result.get("growth", {}).get("p50Ratio", {})
         paths = list(sizes[names[0]]["latencyMs"])
+        span = result.get("growth", {})
         _table("in-process latency ms, p50 / p95",
-               ["path", *names, f"growth {result.get('growth', {}).get('from', '')}->"
-                                f"{result.get('growth', {}).get('to', '')}"],
+               ["path", *names, f"growth {span.get('from', '')}->{span.get('to', '')}"],
                [[p, *(f"{sizes[n]['latencyMs'][p]['p50']} / {sizes[n]['latencyMs'][p]['p95']}"
                       for n in names), growth.get(p, "")] for p in paths])
     if all("processes" in sizes[n] for n in names):

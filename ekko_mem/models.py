@@ -188,6 +188,15 @@ class ProposeResult(Model):
     accepted: bool
     nodeId: Optional[str] = None
     reason: Optional[str] = None
+    operation: Optional[str] = None
+    scope: Optional[Scope] = None
+    supersededId: Optional[str] = None
+    sourceMessageId: Optional[str] = None
+    notes: List[str] = Field(default_factory=list)
+    requiresConfirmation: Optional[bool] = None
+    hint: Optional[str] = None
+    code: Optional[int] = None
+    targetId: Optional[str] = None
 
 
 class ForgetRequest(Model):
@@ -203,11 +212,21 @@ class ForgetRequest(Model):
     reason: str
 
 
+class ForgetCandidate(Model):
+    id: str
+    title: str
+    scope: Scope
+    status: Status
+
+
 class ForgetResult(Model):
     deletedIds: List[str]
     mode: Literal["soft", "hard"]
     requiresConfirmation: Optional[bool] = None
     reason: Optional[str] = None
+    candidates: List[ForgetCandidate] = Field(default_factory=list)
+    hint: Optional[str] = None
+    code: Optional[int] = None
 
 
 class MemorySchemaRule(Model):

@@ -38,7 +38,7 @@ def test_json_shapes_of_every_command(cli, hermetic):
     show = cli("show", node_id, "--json").json()
     assert keys(show) == {"kind", "node", "chain", "sources", "events"}
     (event,) = cli("audit", "--node", node_id, "--json").jsonl()
-    assert keys(event) == {"id", "eventType", "nodeId", "workspaceId", "actor", "reason",
+    assert keys(event) == {"id", "eventType", "nodeId", "sessionId", "workspaceId", "actor", "reason",
                            "payload", "createdAt"}
     context = cli("context", "今晚吃什么？", "-s", "c", "--json").json()
     assert keys(context) == {"contextId", "queryText", "latestSummary", "recentMessages",

@@ -130,8 +130,9 @@ class DraftMixin:
             node["parentId"] = draft["parentId"]
         if draft.get("expiresAt"):
             node["expiresAt"] = self._normalise_time(draft["expiresAt"])
-        if scope == "session" or draft.get("sessionId") or session:
-            node["sessionId"] = draft.get("sessionId") or self.session(session)
+        # Provenance: the session a memory was stated in, whichever way it was chosen
+        # (flag, EKKO_SESSION or config); session scope also uses it to keep sessions apart.
+        node["sessionId"] = draft.get("sessionId") or self.session(session)
         return node
 
     def schema_key(self, key) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..errors import EkkoError, NeedsConfirmation, NotFound, Rejected
+from ..policy.vocab import ACTORS, choose
 
 ALL_STATUSES = ["active", "superseded", "expired", "deleted"]
 
@@ -12,6 +13,7 @@ class ForgetService:
                actor: str = "user") -> dict:
         """Returns {deletedIds, mode, requiresConfirmation?, reason?, candidates?}."""
         try:
+            actor = choose("actor", actor, ACTORS)
             if mode not in ("soft", "hard"):
                 raise Rejected(f"unknown mode {mode!r}", "use soft or hard")
             if purge_sources and mode != "hard":
