@@ -34,9 +34,6 @@ HERE = Path(__file__).resolve().parent
 BIN = Path(sys.executable).with_name("ekko-mem")
 SINGLE_KEYS = ("database", "language", "framework")
 
-# Invariants broken by known product defects (see the strict-xfail tests); reported, and
-# counted as violations unless --allow-known is given.
-KNOWN = {"supersede-fork", "single-valued-cardinality", "forget-lost"}
 
 
 # -- invariants ------------------------------------------------------------------------------
@@ -335,8 +332,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=100)
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
-    parser.add_argument("--allow-known", action="store_true",
-                        help="do not fail on invariants broken by known, reported defects")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     random.seed(args.seed)
@@ -348,8 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.phase in ("all", "crash"):
         reports.append(run_crash(make_workspace(root / "crash"), kills=args.kills,
                                  seed=args.seed))
-    failing = [v for r in reports for v in r["violations"]
-               if not (args.allow_known and v[0] in KNOWN)]
+    failing = [v for r in reports for v in r["violations"]]
     if args.json:
         print(json.dumps({"seed": args.seed, "reports": reports, "ok": not failing},
                          ensure_ascii=False, indent=2))
@@ -379,8 +373,7 @@ def _print_summary(reports: list[dict], seed: int) -> None:
         if not names:
             print("  invariants: all hold")
         for name, details in sorted(names.items()):
-            known = " (known defect)" if name in KNOWN else ""
-            print(f"  VIOLATED {name}{known}: {len(details)}x, e.g. {details[0]}")
+            print(f"  VIOLATED {name}: {len(details)}x, e.g. {details[0]}")
 
 
 if __name__ == "__main__":

@@ -4,11 +4,13 @@ from __future__ import annotations
 import sys
 
 from .actions import read_text, service
-from .errors import EkkoError, NeedsConfirmation, NotFound, Rejected
+from .errors import (EkkoError, NeedsConfirmation, NotFound, Rejected, StoreUnavailable,
+                     UsageError)
 from .render import human, machine
 from .render.nodes import node_rows, print_show
 
-_BY_CODE = {3: NeedsConfirmation, 4: Rejected, 5: NotFound}
+_BY_CODE = {2: UsageError, 3: NeedsConfirmation, 4: Rejected, 5: NotFound,
+            6: StoreUnavailable}
 
 
 def _fail_from(result: dict) -> EkkoError:

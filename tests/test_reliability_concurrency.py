@@ -36,10 +36,8 @@ def db_of(ws: Path) -> Path:
 def test_eight_processes_lose_nothing_and_never_see_a_locked_db(ws):
     report = stress.run_concurrency(ws, procs=8, duration=4.0)
     assert report["commands"] >= 16, report
-    # The fork/cardinality/forget races have their own deterministic strict-xfail tests below;
-    # under this random load they show up only sometimes.
-    unexpected = [v for v in report["violations"] if v[0] not in stress.KNOWN]
-    assert unexpected == [], report
+    # The fork/cardinality/forget races also have deterministic tests below.
+    assert report["violations"] == [], report
 
 
 def test_writer_waits_for_a_lock_within_the_busy_timeout(ws, cli):
@@ -97,8 +95,6 @@ def _database_fact(value):
             "title": f"database is {value}"}
 
 
-@pytest.mark.xfail(strict=True, reason="defect: NodeService._create reads rival single-valued"
-                   " nodes before BEGIN IMMEDIATE, so concurrent remembers fork the chain")
 def test_concurrent_single_valued_remember_keeps_one_active_value(ws):
     from ekko_mem import MemoryService
     with MemoryService(ws) as first, MemoryService(ws) as second:
@@ -110,8 +106,6 @@ def test_concurrent_single_valued_remember_keeps_one_active_value(ws):
     assert problems == []
 
 
-@pytest.mark.xfail(strict=True, reason="defect: NodeService._supersede checks the target's status"
-                   " before BEGIN IMMEDIATE, so a supersede revives a node forgotten meanwhile")
 def test_supersede_racing_a_forget_does_not_undo_the_forget(ws):
     from ekko_mem import MemoryService
     with MemoryService(ws) as first, MemoryService(ws) as second:

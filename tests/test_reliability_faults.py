@@ -147,8 +147,6 @@ def test_read_only_db_refuses_writes_and_context_still_reads(cli, tmpfs):
     assert "Traceback" not in context.err
 
 
-@pytest.mark.xfail(strict=True, reason="defect: open_store always runs PRAGMA journal_mode=WAL"
-                   " read-write, so a context on a read-only workspace reads nothing")
 def test_context_on_read_only_db_still_finds_memory(cli, tmpfs):
     point = tmpfs("4m")
     ws = point / "ws"
@@ -161,8 +159,6 @@ def test_context_on_read_only_db_still_finds_memory(cli, tmpfs):
     assert "Never push to main directly" in data["text"], data
 
 
-@pytest.mark.xfail(strict=True, reason="defect: WorkspaceService.init_workspace catches only"
-                   " PermissionError; EROFS/ENOSPC from mkdir become 'internal error', exit 1")
 def test_unwritable_folder_for_init_is_a_clear_error(cli, tmpfs):
     point = tmpfs("1m")
     (point / "ws").mkdir()
@@ -255,8 +251,6 @@ def test_newer_schema_is_refused_and_never_written(ws, cli):
     assert digest(db_of(ws)) == before
 
 
-@pytest.mark.xfail(strict=True, reason="defect: ContextService._context_stores opens a newer-schema"
-                   " db with allow_newer=True and only warns, even with --strict")
 def test_context_strict_on_a_newer_schema_exits_6(ws, cli):
     conn = sqlite3.connect(db_of(ws))
     conn.execute("PRAGMA user_version = 999")
@@ -265,8 +259,6 @@ def test_context_strict_on_a_newer_schema_exits_6(ws, cli):
     assert result.code == 6, result
 
 
-@pytest.mark.xfail(strict=True, reason="defect: ForgetService.forget turns StoreUnavailable into a"
-                   " result and actions_memory._fail_from maps code 6 to Rejected (exit 4)")
 def test_forget_on_an_unavailable_db_exits_6(ws, cli):
     conn = sqlite3.connect(db_of(ws))
     conn.execute("PRAGMA user_version = 999")

@@ -181,9 +181,6 @@ def test_a_one_megabyte_message(cli, ws):
     assert cli("context", "香菜", "--format", "json").code == 0
 
 
-@pytest.mark.xfail(strict=True, raises=__import__("subprocess").TimeoutExpired,
-                   reason="defect: extract.rules._scan_flavours re-scans the whole clause prefix"
-                   " for every flavour word (quadratic): remember of a 100 KB text takes ~30 s")
 def test_remember_a_large_free_text_in_bounded_time(cli, ws):
     big = ("香菜少油少辣 cilantro " * 6_000)[:100_000]
     result = cli("remember", "-", input=big, timeout=5)

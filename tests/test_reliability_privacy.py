@@ -220,8 +220,6 @@ def test_fts_query_text_never_reaches_fts_as_syntax(service):
 
 
 # -- symlinked .ekko ---------------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="defect: a symlinked .ekko (or memory.db) is followed"
-                   " silently; writes land outside the workspace without the user's say-so")
 @pytest.mark.parametrize("link", [".ekko", ".ekko/memory.db"])
 def test_symlinked_ekko_paths_do_not_redirect_writes(cli, tmp_path, link):
     outside = tmp_path / "outside"
@@ -239,12 +237,3 @@ def test_symlinked_ekko_paths_do_not_redirect_writes(cli, tmp_path, link):
     landed = conn.execute("select count(*) from memory_messages").fetchone()[0]
     conn.close()
     assert landed == 0 and result.code == 6, result
-
-
-# -- pending ------------------------------------------------------------------------------------
-@pytest.mark.skip(reason="pending: import/export and doctor are being built; add checks that"
-                  " imported files are 0600, untrusted imports cannot write global scope or"
-                  " bypass scope rules, no half-imported batch after SIGKILL, and that the"
-                  " sensitive-data policy holds on import")
-def test_import_paths_pending():
-    pass

@@ -115,3 +115,36 @@ def test_sensitive_policy_refuse(cli, ws):
     out = cli("remember", "--title", "password: hunter2hunter2", "--scope", "workspace",
               "--yes")
     assert out.code == 4 and "hunter2" not in out.err
+
+
+def test_import_killed_at_random_points_is_all_or_nothing(cli, ws, tmp_path):
+    import random
+    import signal
+    import sqlite3
+    import subprocess
+    import time
+
+    from conftest import BIN
+    lines = [json.dumps({"kind": "header", "format": "ekko-mem-export", "version": 1})]
+    lines += [json.dumps({"kind": "message", "data": {
+        "id": f"msg_bulk{i:06d}", "sessionId": "bulk", "role": "user",
+        "content": f"第{i}条 bulk message {i}", "createdAt": "2026-01-01T00:00:00.000Z"}})
+        for i in range(3000)]
+    source = tmp_path / "bulk.jsonl"
+    source.write_text("\n".join(lines))
+    db = ws / ".ekko" / "memory.db"
+    rng = random.Random(7)
+    for _ in range(8):
+        proc = subprocess.Popen([str(BIN), "import", str(source), "-q"], cwd=ws)
+        time.sleep(rng.uniform(0.05, 0.6))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        raw = sqlite3.connect(db)
+        count = raw.execute("select count(*) from memory_messages").fetchone()[0]
+        indexed = raw.execute("select count(*) from memory_messages_fts_docsize").fetchone()[0]
+        raw.close()
+        assert count in (0, 3000) and indexed == count, count
+        if count:
+            break
+    assert cli("import", str(source), "--json").json()["imported"]["message"] in (0, 3000)
+    assert cli("doctor", "--json").json()["ok"] is True

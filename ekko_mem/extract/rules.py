@@ -368,7 +368,9 @@ def _scan_flavours(clause: str) -> tuple[str, dict[str, str], list[str]]:
 
     def take(match: re.Match[str]) -> str:
         for field, level in _flavour_table()[match.group(0).lower()].items():
-            before = clause[: match.start()]
+            # A negation sits right before the word: a bounded look-back keeps long texts
+            # linear instead of rescanning the whole clause at every match.
+            before = clause[max(0, match.start() - 40): match.start()]
             negated = _has(r"[不别没][^，,]{0,2}$|\b(?:not|never|no|don't|can't|won't)\b"
                            r"(?:\s+\w+){0,2}\s*$", before)
             fields[field] = "low" if level == "high" and negated else level

@@ -1,6 +1,7 @@
 """Shared state of a MemoryService: the environment and the stores it opens on demand."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..env import DB_NAME, DIR_NAME, Env
@@ -67,8 +68,19 @@ class ServiceBase:
             if not path.exists():
                 raise StoreUnavailable(f"{self.root} has no memory db ({path} is missing)",
                                        f"run 'ekko-mem init {self.root}'")
+            self._refuse_symlinks(path)
             self._store = self._open(path)
         return self._store
+
+    def _refuse_symlinks(self, path: Path) -> None:
+        """A symlinked .ekko or memory.db could send this workspace's writes elsewhere."""
+        if self.env.environ.get("EKKO_ALLOW_SYMLINKS") == "1":
+            return
+        for candidate in (path.parent, path):
+            if candidate.is_symlink():
+                raise StoreUnavailable(
+                    f"{candidate} is a symbolic link to {os.path.realpath(candidate)}",
+                    "replace it with the real folder, or set EKKO_ALLOW_SYMLINKS=1 to allow")
 
     def user_store(self, *, create: bool = False):
         """The user db (~/.ekko/memory.db), made on first write; None when absent on reads."""
@@ -76,7 +88,12 @@ class ServiceBase:
             path = self.env.user_db()
             if not path.exists() and not create:
                 return None
-            self._user_store = self._open(path, create=True)
+            try:
+                self._user_store = self._open(path, create=True)
+            except OSError as exc:
+                raise StoreUnavailable(f"cannot create the user memory {path}:"
+                                       f" {exc.strerror or exc}",
+                                       "check EKKO_HOME and that folder's permissions") from None
         return self._user_store
 
     def close(self) -> None:

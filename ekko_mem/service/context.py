@@ -61,7 +61,6 @@ class ContextService:
             return self._config
 
     def _context_stores(self, warnings, strict) -> tuple[list[tuple[str, object]], str]:
-        from ..store import open_store
         stores = []
         failed = 0
         candidates = []
@@ -80,8 +79,12 @@ class ContextService:
                 if not path.exists():
                     raise StoreUnavailable(f"{name} memory db {path} is missing",
                                            "run 'ekko-mem init'")
-                store = open_store(path, allow_newer=True, timeout=LOCK_TIMEOUT_S)
+                store = self._open_for_context(path)
                 if store.read_only_reason:
+                    if strict:
+                        store.close()
+                        raise StoreUnavailable(f"{name} db: {store.read_only_reason}",
+                                               "drop --strict to read what can be read")
                     warnings.append(f"{name} db: {store.read_only_reason}; read what it could")
                 stores.append((name, store))
             except EkkoError as exc:
@@ -93,6 +96,18 @@ class ContextService:
             self._store = dict(stores)["workspace"]
         status = "ok" if not failed else ("degraded" if stores else "disabled")
         return stores, status
+
+    def _open_for_context(self, path):
+        from ..store import open_for_reading, open_store
+        try:
+            return open_store(path, allow_newer=True, timeout=LOCK_TIMEOUT_S)
+        except StoreUnavailable as exc:
+            if "locked" in exc.message or not path.exists():
+                raise
+            try:  # a read-only file system or file: read without writing anything
+                return open_for_reading(path, timeout=LOCK_TIMEOUT_S)
+            except StoreUnavailable:
+                raise exc from None
 
     # -- retrieval ------------------------------------------------------------------------
     def _gather(self, stores, sid, text, warnings, recent_n) -> dict:

@@ -1,7 +1,7 @@
 """memory_forget: soft by default, hard on request, with confirmation for anything broad."""
 from __future__ import annotations
 
-from ..errors import EkkoError, NeedsConfirmation, NotFound, Rejected
+from ..errors import NeedsConfirmation, NotFound, Rejected
 from ..policy.vocab import ACTORS, choose
 
 ALL_STATUSES = ["active", "superseded", "expired", "deleted"]
@@ -30,7 +30,7 @@ class ForgetService:
             deleted = (self._hard_delete(found, reason, actor, purge_sources) if mode == "hard"
                        else self._soft_delete(found, reason, actor))
             return {"deletedIds": deleted, "mode": mode, "reason": reason or "forgotten"}
-        except EkkoError as exc:
+        except (Rejected, NeedsConfirmation, NotFound) as exc:
             return {"deletedIds": [], "mode": mode, "requiresConfirmation":
                     isinstance(exc, NeedsConfirmation), "reason": exc.message,
                     "hint": exc.hint, "code": int(exc.code), **exc.data}
@@ -81,7 +81,10 @@ class ForgetService:
         for store in {id(s): s for _, s in found}.values():
             with store.db.atomic():
                 for node, owner in found:
-                    if owner is not store or node["status"] == "deleted":
+                    if owner is not store:
+                        continue
+                    node = store.get_node(node["id"])  # as it is now, under the lock
+                    if node is None or node["status"] == "deleted":
                         continue
                     store.set_status(node["id"], "deleted", now)
                     after = {**node, "status": "deleted", "updatedAt": now}

@@ -53,10 +53,11 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
     def _create(self, draft, reason, actor, confirm, session) -> dict:
         node, notes = self.prepare_node(draft, actor=actor, confirm=confirm, session=session)
         store = self._store_for(node["scope"], create=True)
-        same = self._same_kind(store, node)
         now = node["createdAt"]
         with store.db.atomic():
             self._sweep_expired(store, now)
+            # Read under the write lock: a concurrent writer may have changed the slot.
+            same = self._same_kind(store, node)
             identical = next((old for old in same if self._identical(old, node)), None)
             if identical is not None:
                 return self._refresh(store, identical, node, reason, actor, notes)
@@ -77,12 +78,10 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         if node["scope"] != old["scope"]:
             raise Rejected(f"a supersede stays in the old node's scope ({old['scope']})",
                            "forget the old node and remember the new one instead")
-        if old["status"] != "active":
-            raise Rejected(f"{old['id']} is {old['status']}, not active",
-                           "supersede the active version (see 'ekko-mem show')")
         self._confirm_override(old, node, actor, confirm)
         store = self._store_for(node["scope"])
         with store.db.atomic():
+            old = self._still_active(store, old)
             return self._write_supersede(store, old, node, reason, actor, notes)
 
     def _update(self, old, draft, reason, actor, confirm, session) -> dict:
@@ -96,17 +95,18 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
                     supersedesId=old.get("supersedesId"))
         store = self._store_for(old["scope"])
         with store.db.atomic():
+            old = self._still_active(store, old)
+            node["status"] = old["status"]
             store.replace_node(node)
             self._audit(store, "update", node, actor, reason, before=old, after=node,
                         notes=notes)
         return self._accepted(node, "updated", reason or "updated", notes)
 
     def _set_status(self, old, status, reason, actor) -> dict:
-        if old["status"] != "active":
-            raise Rejected(f"{old['id']} is already {old['status']}", "nothing to change")
         store = self._store_for(old["scope"])
         now = self.env.now_iso()
         with store.db.atomic():
+            old = self._still_active(store, old)
             store.set_status(old["id"], status, now)
             after = {**old, "status": status, "updatedAt": now}
             self._audit(store, "expire" if status == "expired" else "delete", after, actor,
@@ -115,6 +115,16 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
                               reason or status, [])
 
     # -- helpers ------------------------------------------------------------------------------
+    @staticmethod
+    def _still_active(store, old: dict) -> dict:
+        """The node as it is now, under the write lock; a change that raced us wins."""
+        current = store.get_node(old["id"])
+        if current is None or current["status"] != "active":
+            state = "gone" if current is None else current["status"]
+            raise Rejected(f"{old['id']} is {state}, not active",
+                           "look at it again with 'ekko-mem show' and retry")
+        return current
+
     def _write_supersede(self, store, old, node, reason, actor, notes) -> dict:
         node["supersedesId"] = old["id"]
         node["parentId"] = node.get("parentId") or old.get("parentId") or old["id"]

@@ -1,6 +1,7 @@
 """Creating a workspace memory and migrating its schema."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..env import DB_NAME, DIR_NAME
@@ -68,16 +69,22 @@ class WorkspaceService:
         from ..store import open_store
         try:
             store = open_store(db, create=True)
-        except PermissionError:
-            raise StoreUnavailable(f"cannot create {folder}: permission denied",
+        except OSError as exc:  # permission, read-only file system, disk full
+            raise StoreUnavailable(f"cannot create {folder}: {exc.strerror or exc}",
                                    "pick a folder you can write to") from None
         store_id = store.store_id()
         store.close()
         config = folder / "config.toml"
         created_config = not config.exists()
         if created_config:
-            config.write_text(CONFIG_TEMPLATE, encoding="utf-8")
-            config.chmod(0o600)
+            try:
+                fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as out:
+                    out.write(CONFIG_TEMPLATE)
+            except OSError as exc:
+                raise StoreUnavailable(f"cannot write {config}: {exc.strerror or exc}",
+                                       "free some space or fix the folder's permissions"
+                                       ) from None
         git_root = _git_root(root)
         if git_root is None:
             ignored = "not_git"

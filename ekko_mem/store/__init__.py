@@ -43,6 +43,21 @@ def open_store(path: Path, *, create: bool = False, allow_newer: bool = False,
     return store
 
 
+def open_for_reading(path: Path, *, timeout: float = BUSY_TIMEOUT_S) -> SqliteMemoryStore:
+    """A read-only view for when the db cannot be opened for writing (read-only file system,
+    no write permission): mode=ro first, then immutable. Never migrates; marked read-only."""
+    last = None
+    for flags in ({"readonly": True}, {"immutable": True}):
+        try:
+            store = SqliteMemoryStore(Connection(connect(path, timeout=timeout, **flags), path))
+            store.schema_version()
+            store.read_only_reason = "opened read-only (the db or its folder is not writable)"
+            return store
+        except StoreUnavailable as exc:
+            last = exc
+    raise last
+
+
 def load_global() -> SqliteMemoryStore | None:
     """The read-only global nodes shipped in the package, in an in-memory db (None if none)."""
     import json

@@ -21,22 +21,28 @@ def ensure_private_dir(folder: Path) -> None:
 def ensure_private_file(path: Path) -> None:
     # Created before SQLite opens it so it never exists with a looser mode; SQLite gives the
     # -wal and -shm files the same mode as the database.
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     os.close(fd)
     if path.stat().st_mode & 0o077:
         os.chmod(path, 0o600)
 
 
-def connect(path: Path, *, timeout: float = BUSY_TIMEOUT_S, readonly: bool = False):
+def connect(path: Path, *, timeout: float = BUSY_TIMEOUT_S, readonly: bool = False,
+            immutable: bool = False):
+    """Open with the house pragmas. `readonly` opens mode=ro; `immutable` also skips the
+    -shm file and locking, the only way to read a db on a read-only file system."""
     try:
-        if readonly:
-            conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout,
-                                   isolation_level=None, check_same_thread=False)
+        if readonly or immutable:
+            from urllib.parse import quote
+            mode = "immutable=1" if immutable else "mode=ro"
+            conn = sqlite3.connect(f"file:{quote(str(path))}?{mode}", uri=True,
+                                   timeout=timeout, isolation_level=None,
+                                   check_same_thread=False)
         else:
             conn = sqlite3.connect(path, timeout=timeout, isolation_level=None,
                                    check_same_thread=False)
         conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        if not readonly:
+        if not (readonly or immutable):
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
