@@ -319,3 +319,14 @@ def test_sessions_do_not_see_each_others_session_memory(ws):
     assert nid in ids(a.retrieve({"queryText": "scratch"}))
     b = MemoryService(ws, session="b")
     assert nid not in ids(b.retrieve({"queryText": "scratch"}))
+
+
+def test_category_prefix_matches_whole_path_segments(service):
+    made = {}
+    for path in ("生活技能/做饭", "生活技能/做饭/菜谱", "生活技能/做饭-外卖", "生活技能/做饭菜",
+                 "生活技能"):
+        made[path] = service.propose_update("create", {"scope": "workspace", "type": "fact",
+                                                       "categoryPath": path.split("/"),
+                                                       "title": path}, actor="user")["nodeId"]
+    found = service.retrieve({"categoryPathPrefix": ["生活技能", "做饭"]})
+    assert set(ids(found)) == {made["生活技能/做饭"], made["生活技能/做饭/菜谱"]}

@@ -15,10 +15,10 @@ def _fts_values(node: dict) -> tuple:
             fts.index_text(" ".join(node.get("entities") or [])))
 
 
-def _category_range(prefix: list[str]) -> tuple[str, str, str]:
+def _category_range(prefix: list[str]) -> tuple[str, str]:
     # A LIKE prefix cannot use the index; this range can. '0' is the character after '/'.
     text = "/".join(prefix)
-    return text, text + "/", text + "0"
+    return text, text + "0"
 
 
 def node_filters(f: dict) -> tuple[list[str], list]:
@@ -28,12 +28,15 @@ def node_filters(f: dict) -> tuple[list[str], list]:
 
     def within(column: str, values) -> None:
         values = list(values)
-        where.append(f"n.{column} in ({','.join('?' * len(values))})")
+        name = column if column.startswith("+") else f"n.{column}"
+        where.append(f"{name} in ({','.join('?' * len(values))})")
         args.extend(values)
 
     if f.get("ids"):
         within("id", f["ids"])
-    within("status", f.get("statuses") or ["active"])
+    # With a category prefix the category range is the selective term; a plain status term
+    # would tempt the planner (no ANALYZE stats) into walking every active node instead.
+    within("+n.status" if f.get("categoryPrefix") else "status", f.get("statuses") or ["active"])
     if f.get("scopes"):
         within("scope", f["scopes"])
     if f.get("types"):
@@ -48,10 +51,12 @@ def node_filters(f: dict) -> tuple[list[str], list]:
         where.append("n.value_json = ?")
         args.append(codec.dumps(f["valueJson"]))
     if f.get("categoryPrefix"):
-        exact, low, high = _category_range(f["categoryPrefix"])
-        where.append("(n.category_path_text = ? or (n.category_path_text >= ?"
-                     " and n.category_path_text < ?))")
-        args.extend([exact, low, high])
+        exact, high = _category_range(f["categoryPrefix"])
+        # One index range [a/b, a/b0) holds a/b and a/b/...; the second term drops siblings
+        # such as a/b-c that sort inside it.
+        where.append("n.category_path_text >= ? and n.category_path_text < ? and"
+                     " (n.category_path_text = ? or substr(n.category_path_text, ?, 1) = '/')")
+        args.extend([exact, high, exact, len(exact) + 1])
     for field, column in (("tags", "tags_json"), ("entities", "entities_json")):
         for value in f.get(field) or []:
             where.append(f"exists (select 1 from json_each(n.{column}) where value = ?)")
@@ -106,8 +111,9 @@ class NodeStore:
         return [codec.node_from_row(r) for r in rows]
 
     def due_for_expiry(self, now: str, limit: int = 1000) -> list[dict]:
+        # +status: the partial index on expires_at holds only the few expiring nodes.
         rows = self.db.all(f"select {_N_COLS} from memory_nodes n where n.expires_at <= ?"
-                           " and n.status = 'active' limit ?", (now, limit))
+                           " and +n.status = 'active' limit ?", (now, limit))
         return [codec.node_from_row(r) for r in rows]
 
     def known_values(self, column: str, limit: int = 200) -> list[str]:
