@@ -328,5 +328,6 @@ def test_category_prefix_matches_whole_path_segments(service):
         made[path] = service.propose_update("create", {"scope": "workspace", "type": "fact",
                                                        "categoryPath": path.split("/"),
                                                        "title": path}, actor="user")["nodeId"]
-    found = service.retrieve({"categoryPathPrefix": ["生活技能", "做饭"]})
+    found = service.retrieve({"categoryPathPrefix": ["生活技能", "做饭"],
+                              "scopes": ["workspace"]})
     assert set(ids(found)) == {made["生活技能/做饭"], made["生活技能/做饭/菜谱"]}
