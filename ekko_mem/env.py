@@ -1,10 +1,13 @@
-"""The outside world in one place: paths, workspace discovery, the clock, the terminal."""
+"""The outside world in one place: paths, workspace discovery, the clock, the terminal.
+
+Paths are plain strings: pathlib (with the urllib and ipaddress it imports) costs about 2 ms
+of start-up, and `ekko-mem log` runs in git hooks.
+"""
 from __future__ import annotations
 
 import os
 import sys
 from datetime import datetime, timezone
-from pathlib import Path
 
 from .errors import StoreUnavailable, UsageError
 
@@ -32,9 +35,9 @@ def parse_time(text: str) -> datetime:
 class Env:
     """Environment variables, working folder and clock, passed in so tests stay deterministic."""
 
-    def __init__(self, environ: dict | None = None, cwd: str | Path | None = None) -> None:
+    def __init__(self, environ: dict | None = None, cwd=None) -> None:
         self.environ = dict(os.environ if environ is None else environ)
-        self.cwd = Path(cwd) if cwd is not None else Path.cwd()
+        self.cwd = os.fspath(cwd) if cwd is not None else os.getcwd()
 
     # -- clock -------------------------------------------------------------------------------
     def now(self) -> datetime:
@@ -61,18 +64,21 @@ class Env:
         return self.environ.get("EKKO_DEBUG", "") not in ("", "0")
 
     # -- paths -------------------------------------------------------------------------------
-    def user_home(self) -> Path:
+    def user_home(self) -> str:
         given = self.environ.get("EKKO_HOME")
-        return Path(given).expanduser() if given else Path.home() / DIR_NAME
+        if given:
+            return os.path.expanduser(given)
+        return os.path.join(os.path.expanduser("~"), DIR_NAME)
 
-    def user_db(self) -> Path:
-        return self.user_home() / DB_NAME
+    def user_db(self) -> str:
+        return os.path.join(self.user_home(), DB_NAME)
 
-    def workspace_root(self, given: str | Path | None = None) -> Path:
+    def workspace_root(self, given=None) -> str:
         """The folder holding `.ekko/`: --workspace, EKKO_WORKSPACE, or found upward as git does."""
         explicit = given or self.environ.get("EKKO_WORKSPACE")
         if explicit:
-            return (self.cwd / Path(explicit).expanduser()).resolve()
+            return os.path.realpath(os.path.join(self.cwd,
+                                                 os.path.expanduser(os.fspath(explicit))))
         found = self.find_workspace()
         if found is None:
             raise StoreUnavailable(
@@ -81,15 +87,18 @@ class Env:
             )
         return found
 
-    def find_workspace(self) -> Path | None:
-        home = self.user_home().resolve()
-        start = self.cwd.resolve()
-        for folder in (start, *start.parents):
-            marker = folder / DIR_NAME
+    def find_workspace(self) -> str | None:
+        home = os.path.realpath(self.user_home())
+        folder = os.path.realpath(self.cwd)
+        while True:
+            marker = os.path.join(folder, DIR_NAME)
             # The user store lives in ~/.ekko too; it is not a workspace.
-            if marker.is_dir() and marker.resolve() != home:
+            if os.path.isdir(marker) and os.path.realpath(marker) != home:
                 return folder
-        return None
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return None
+            folder = parent
 
     def is_tty(self, stream=None) -> bool:
         stream = stream or sys.stdout

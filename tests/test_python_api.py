@@ -47,7 +47,7 @@ def test_open_by_path_or_from_the_current_folder(ws, monkeypatch):
     (ws / "sub").mkdir()  # below the workspace: found upward from the current folder
     monkeypatch.chdir(ws / "sub")
     with MemoryService() as found:
-        assert found.root == ws
+        assert found.root == str(ws.resolve())
         assert [m["id"] for m in found.history(session="s1")["messages"]] == [logged["id"]]
 
 

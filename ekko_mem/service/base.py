@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ..env import DB_NAME, DIR_NAME, Env
 from ..errors import StoreUnavailable
 
 
 class ServiceBase:
-    def __init__(self, workspace: str | Path | None = None, *, env: Env | None = None,
+    def __init__(self, workspace=None, *, env: Env | None = None,
                  session: str | None = None, timeout: float | None = None) -> None:
         self.env = env or Env()
         self._workspace_arg = workspace
@@ -17,19 +16,19 @@ class ServiceBase:
         self.timeout = timeout
         self._store = None
         self._user_store = None
-        self._root: Path | None = None
+        self._root: str | None = None
         self._config = None
 
     # -- locations ---------------------------------------------------------------------------
     @property
-    def root(self) -> Path:
+    def root(self) -> str:
         if self._root is None:
             self._root = self.env.workspace_root(self._workspace_arg)
         return self._root
 
     @property
-    def db_path(self) -> Path:
-        return self.root / DIR_NAME / DB_NAME
+    def db_path(self) -> str:
+        return os.path.join(self.root, DIR_NAME, DB_NAME)
 
     def session(self, given: str | None = None) -> str:
         """--session, else EKKO_SESSION, else [session] default in config.toml, else 'default'."""
@@ -54,7 +53,7 @@ class ServiceBase:
         return self._config
 
     # -- stores ------------------------------------------------------------------------------
-    def _open(self, path: Path, **kwargs):
+    def _open(self, path: str, **kwargs):
         from ..store import open_store
         if self.timeout is not None:
             kwargs["timeout"] = self.timeout
@@ -65,19 +64,19 @@ class ServiceBase:
         """The workspace db; it must have been created by `init`."""
         if self._store is None:
             path = self.db_path
-            if not path.exists():
+            if not os.path.exists(path):
                 raise StoreUnavailable(f"{self.root} has no memory db ({path} is missing)",
                                        f"run 'ekko-mem init {self.root}'")
             self._refuse_symlinks(path)
             self._store = self._open(path)
         return self._store
 
-    def _refuse_symlinks(self, path: Path) -> None:
+    def _refuse_symlinks(self, path: str) -> None:
         """A symlinked .ekko or memory.db could send this workspace's writes elsewhere."""
         if self.env.environ.get("EKKO_ALLOW_SYMLINKS") == "1":
             return
-        for candidate in (path.parent, path):
-            if candidate.is_symlink():
+        for candidate in (os.path.dirname(path), path):
+            if os.path.islink(candidate):
                 raise StoreUnavailable(
                     f"{candidate} is a symbolic link to {os.path.realpath(candidate)}",
                     "replace it with the real folder, or set EKKO_ALLOW_SYMLINKS=1 to allow")
@@ -86,7 +85,7 @@ class ServiceBase:
         """The user db (~/.ekko/memory.db), made on first write; None when absent on reads."""
         if self._user_store is None:
             path = self.env.user_db()
-            if not path.exists() and not create:
+            if not os.path.exists(path) and not create:
                 return None
             try:
                 self._user_store = self._open(path, create=True)

@@ -6,6 +6,8 @@ still a context (storeStatus degraded or disabled), unless the caller asked for 
 """
 from __future__ import annotations
 
+import os
+
 from ..errors import EkkoError, StoreUnavailable
 from ..ids import new_id
 from ..policy import conflict, topics
@@ -72,11 +74,11 @@ class ContextService:
             warnings.append(exc.message)
             failed += 1
         user = self.env.user_db()
-        if user.exists():
+        if os.path.exists(user):
             candidates.append(("user", user))
         for name, path in candidates:
             try:
-                if not path.exists():
+                if not os.path.exists(path):
                     raise StoreUnavailable(f"{name} memory db {path} is missing",
                                            "run 'ekko-mem init'")
                 store = self._open_for_context(path)
@@ -102,7 +104,7 @@ class ContextService:
         try:
             return open_store(path, allow_newer=True, timeout=LOCK_TIMEOUT_S)
         except StoreUnavailable as exc:
-            if "locked" in exc.message or not path.exists():
+            if "locked" in exc.message or not os.path.exists(path):
                 raise
             try:  # a read-only file system or file: read without writing anything
                 return open_for_reading(path, timeout=LOCK_TIMEOUT_S)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from pathlib import Path
 
 from ..errors import EkkoError
 
@@ -17,11 +18,11 @@ class DoctorService:
         checks: list[dict] = []
         targets = []
         try:
-            targets.append(("workspace", self.db_path))
+            targets.append(("workspace", Path(self.db_path)))
         except EkkoError as exc:
             checks.append(_check("workspace", "found", False, exc.message))
-        if self.env.user_db().exists():
-            targets.append(("user", self.env.user_db()))
+        if os.path.exists(self.env.user_db()):
+            targets.append(("user", Path(self.env.user_db())))
         for name, path in targets:
             checks += self._check_files(name, path, repair)
             checks += self._check_db(name, path, repair)

@@ -8,8 +8,6 @@ every replayed commit.
 from __future__ import annotations
 
 import os
-import shlex
-import subprocess
 import sys
 
 from ..errors import Rejected, StoreUnavailable
@@ -20,6 +18,7 @@ TRAILERS = {"decision": "decision", "constraint": "constraint"}
 
 
 def _git(args: list[str], cwd) -> str:
+    import subprocess
     try:
         proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True,
                               timeout=20)
@@ -32,14 +31,15 @@ def _git(args: list[str], cwd) -> str:
 
 
 def _block(binary: str, workspace: str) -> str:
+    from shlex import quote
     # Absolute paths baked in: hooks run with the committer's PATH and, in linked worktrees,
     # from a folder that has no .ekko of its own.
     return "\n".join([
         BEGIN,
-        f"EKKO_MEM_BIN={shlex.quote(binary)}",
+        f"EKKO_MEM_BIN={quote(binary)}",
         '[ -x "$EKKO_MEM_BIN" ] || EKKO_MEM_BIN=$(command -v ekko-mem 2>/dev/null)',
         'if [ -n "$EKKO_MEM_BIN" ]; then',
-        f'  "$EKKO_MEM_BIN" hooks run post-commit --workspace {shlex.quote(workspace)}'
+        f'  "$EKKO_MEM_BIN" hooks run post-commit --workspace {quote(workspace)}'
         " </dev/null >/dev/null 2>&1 || true",
         "fi",
         END, ""])

@@ -57,11 +57,11 @@ def _ignore_ekko(root: Path) -> str:
 
 class WorkspaceService:
     def init_workspace(self, path: str | Path | None = None, *, gitignore: bool = True) -> dict:
-        root = (self.env.cwd / Path(path or ".").expanduser()).resolve()
+        root = (Path(self.env.cwd) / Path(path or ".").expanduser()).resolve()
         if not root.is_dir():
             raise StoreUnavailable(f"{root} is not a folder", "create it first or pick another")
         folder = root / DIR_NAME
-        if folder.resolve() == self.env.user_home().resolve():
+        if folder.resolve() == Path(self.env.user_home()).resolve():
             raise StoreUnavailable(f"{folder} is the user memory folder, not a workspace",
                                    "run 'ekko-mem init' inside a project folder")
         db = folder / DB_NAME
@@ -92,14 +92,14 @@ class WorkspaceService:
             ignored = "skipped"
         else:
             ignored = _ignore_ekko(root)
-        self._root = root
+        self._root = str(root)
         return {"workspace": str(root), "db": str(db), "workspaceId": store_id,
                 "created": created_db, "configCreated": created_config, "gitignore": ignored}
 
     def migration_report(self, *, dry_run: bool = False, status: bool = False) -> dict:
         from ..store import apply_migrations, migration_status, open_store
         path = self.db_path
-        if not path.exists():
+        if not os.path.exists(path):
             raise StoreUnavailable(f"{self.root} has no memory db", "run 'ekko-mem init' first")
         store = open_store(path, migrate=False)
         try:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ..errors import StoreUnavailable
 from .connection import BUSY_TIMEOUT_S, Connection, connect, ensure_private_dir, ensure_private_file
@@ -13,17 +12,18 @@ from .sqlite import SqliteMemoryStore
 __all__ = ["SqliteMemoryStore", "open_store", "migration_status", "latest_version"]
 
 
-def open_store(path: Path, *, create: bool = False, allow_newer: bool = False,
+def open_store(path, *, create: bool = False, allow_newer: bool = False,
                migrate: bool = True, timeout: float = BUSY_TIMEOUT_S) -> SqliteMemoryStore:
     """Open (and with `create`, make) a memory db, applying pending migrations first.
 
     A db from a newer ekko-mem is refused unless `allow_newer`, in which case the store is
     marked read-only and writes raise.
     """
+    path = os.fspath(path)
     if create:
-        ensure_private_dir(path.parent)
+        ensure_private_dir(os.path.dirname(path))
         ensure_private_file(path)
-    elif not path.exists():
+    elif not os.path.exists(path):
         raise StoreUnavailable(f"no memory db at {path}",
                                "run 'ekko-mem init' in the workspace first")
     conn = Connection(connect(path, timeout=timeout), path)
@@ -43,7 +43,7 @@ def open_store(path: Path, *, create: bool = False, allow_newer: bool = False,
     return store
 
 
-def open_for_reading(path: Path, *, timeout: float = BUSY_TIMEOUT_S) -> SqliteMemoryStore:
+def open_for_reading(path, *, timeout: float = BUSY_TIMEOUT_S) -> SqliteMemoryStore:
     """A read-only view for when the db cannot be opened for writing (read-only file system,
     no write permission): mode=ro first, then immutable. Never migrates; marked read-only."""
     last = None
@@ -62,13 +62,15 @@ def load_global() -> SqliteMemoryStore | None:
     """The read-only global nodes shipped in the package, in an in-memory db (None if none)."""
     import json
     import sqlite3
-    seed = Path(__file__).resolve().parent.parent / "data" / "global.json"
-    nodes = json.loads(seed.read_text(encoding="utf-8")) if seed.exists() else []
+    seed = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
+                        "global.json")
+    with open(seed, encoding="utf-8") as handle:
+        nodes = json.load(handle)
     if not nodes:
         return None
     store = SqliteMemoryStore(Connection(sqlite3.connect(":memory:", isolation_level=None,
                                                          check_same_thread=False),
-                                         Path(":memory:")))
+                                         ":memory:"))
     apply_migrations(store)
     with store.db.atomic():
         for node in nodes:
@@ -111,8 +113,8 @@ def migration_status(store: SqliteMemoryStore) -> dict:
             "applied": store.applied_migrations(), "pending": pending(version)}
 
 
-def remove_db_files(path: Path) -> None:
+def remove_db_files(path) -> None:
     for suffix in ("", "-wal", "-shm"):
-        candidate = Path(f"{path}{suffix}")
-        if candidate.exists():
+        candidate = f"{path}{suffix}"
+        if os.path.exists(candidate):
             os.remove(candidate)

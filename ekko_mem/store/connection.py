@@ -4,30 +4,29 @@ from __future__ import annotations
 import os
 import sqlite3
 from contextlib import contextmanager
-from pathlib import Path
 
 from ..errors import EkkoError, StoreUnavailable
 
 BUSY_TIMEOUT_S = 5.0
 
 
-def ensure_private_dir(folder: Path) -> None:
+def ensure_private_dir(folder: str) -> None:
     """Create `.ekko/` as 0700; memory is private even on a shared machine."""
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if folder.stat().st_mode & 0o077:
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    if os.stat(folder).st_mode & 0o077:
         os.chmod(folder, 0o700)
 
 
-def ensure_private_file(path: Path) -> None:
+def ensure_private_file(path: str) -> None:
     # Created before SQLite opens it so it never exists with a looser mode; SQLite gives the
     # -wal and -shm files the same mode as the database.
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     os.close(fd)
-    if path.stat().st_mode & 0o077:
+    if os.stat(path).st_mode & 0o077:
         os.chmod(path, 0o600)
 
 
-def connect(path: Path, *, timeout: float = BUSY_TIMEOUT_S, readonly: bool = False,
+def connect(path: str, *, timeout: float = BUSY_TIMEOUT_S, readonly: bool = False,
             immutable: bool = False):
     """Open with the house pragmas. `readonly` opens mode=ro; `immutable` also skips the
     -shm file and locking, the only way to read a db on a read-only file system."""
@@ -52,7 +51,7 @@ def connect(path: Path, *, timeout: float = BUSY_TIMEOUT_S, readonly: bool = Fal
     return conn
 
 
-def translate(exc: sqlite3.Error, path: Path | str) -> EkkoError:
+def translate(exc: sqlite3.Error, path: str) -> EkkoError:
     """One place that turns SQLite's failures into errors a person can act on."""
     text = str(exc)
     if "locked" in text or "busy" in text:
@@ -86,7 +85,7 @@ def translate(exc: sqlite3.Error, path: Path | str) -> EkkoError:
 class Connection:
     """A sqlite3 connection whose errors surface as EkkoError and whose writes are atomic."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+    def __init__(self, conn: sqlite3.Connection, path: str) -> None:
         self.raw = conn
         self.path = path
         self._depth = 0
