@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 from ..errors import EkkoError
 
@@ -15,6 +14,7 @@ def _check(db, name, ok, detail="", fixed=False) -> dict:
 
 class DoctorService:
     def doctor(self, *, repair: bool = False) -> dict:
+        from pathlib import Path  # not on the start-up path of other commands
         checks: list[dict] = []
         targets = []
         try:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from ..env import DB_NAME, DIR_NAME
 from ..errors import StoreUnavailable
@@ -36,14 +35,14 @@ CONFIG_TEMPLATE = """\
 """
 
 
-def _git_root(folder: Path) -> Path | None:
+def _git_root(folder):
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists():
             return candidate
     return None
 
 
-def _ignore_ekko(root: Path) -> str:
+def _ignore_ekko(root) -> str:
     gitignore = root / ".gitignore"
     lines = gitignore.read_text(encoding="utf-8").splitlines() if gitignore.exists() else []
     if any(line.strip() in (".ekko", ".ekko/", "/.ekko", "/.ekko/") for line in lines):
@@ -56,7 +55,8 @@ def _ignore_ekko(root: Path) -> str:
 
 
 class WorkspaceService:
-    def init_workspace(self, path: str | Path | None = None, *, gitignore: bool = True) -> dict:
+    def init_workspace(self, path=None, *, gitignore: bool = True) -> dict:
+        from pathlib import Path  # init is not on the hot path
         root = (Path(self.env.cwd) / Path(path or ".").expanduser()).resolve()
         if not root.is_dir():
             raise StoreUnavailable(f"{root} is not a folder", "create it first or pick another")
