@@ -76,7 +76,7 @@ def _read_lines(source: str):
                          "convert it first, for example with iconv -t UTF-8") from None
 
 
-def do_history(*, session=None, limit=20, as_json=False, color=False, workspace=None):
+def do_history(*, session=None, limit=20, as_json=False, no_color=False, workspace=None):
     with service(workspace, session) as svc:
         result = svc.history(session=session, limit=limit)
     if as_json:
@@ -84,7 +84,7 @@ def do_history(*, session=None, limit=20, as_json=False, color=False, workspace=
     rows = [[m["createdAt"], m["id"], m["role"], human.short(m["content"], 80)]
             for m in result["messages"]]
     human.table(f"session {result['sessionId']}", ["time", "id", "role", "content"], rows,
-                color=color)
+                no_color=no_color)
 
 
 def do_migrate(*, status=False, dry_run=False, as_json=False, workspace=None):
@@ -166,14 +166,14 @@ def do_mcp(*, session=None, workspace=None):
     serve(workspace=workspace, session=session)
 
 
-def do_config(*, as_json=False, color=False, workspace=None):
+def do_config(*, as_json=False, no_color=False, workspace=None):
     svc = service(workspace)
     settings = svc.config.effective()
     if as_json:
         return machine.emit_json(settings)
     human.table("effective settings", ["key", "value", "source"],
                 [[s["key"], machine.dump(s["value"]), s["source"]] for s in settings],
-                color=color)
+                no_color=no_color)
 
 
 def do_hooks(action, *, rev="HEAD", as_json=False, quiet=False, workspace=None):

@@ -56,10 +56,17 @@ def do_remember(text, *, fields, supersedes=None, reason="", actor="user", yes=F
     _finish(results, as_json=as_json, quiet=quiet, describe=_describe_write)
 
 
-def do_query(text, *, query, as_json=False, color=False, workspace=None, session=None):
+def do_query(text, *, scope=None, session=None, domain=None, category=None, type=None,
+             key=None, value=None, tag=None, entity=None, include_expired=False,
+             include_superseded=False, limit=20, as_json=False, no_color=False,
+             workspace=None):
     svc = service(workspace, session)
-    if query.get("valueJson") is not None:
-        query["valueJson"] = svc.value_from_text(query["valueJson"])
+    query = {"scopes": scope, "domain": domain, "categoryPathPrefix": category,
+             "types": type, "key": key, "tags": tag, "entities": entity,
+             "includeExpired": include_expired, "includeSuperseded": include_superseded,
+             "limit": limit}
+    if value is not None:
+        query["valueJson"] = svc.value_from_text(value)
     with svc:
         result = svc.retrieve({**query, "queryText": text, "sessionId": session})
     if as_json:
@@ -67,10 +74,10 @@ def do_query(text, *, query, as_json=False, color=False, workspace=None, session
     for title, nodes in (("exact", result["exact"]), ("relevant", result["relevant"])):
         if nodes:
             human.table(title, ["id", "scope", "type", "memory", "status", "conf"],
-                        node_rows(nodes), color=color)
+                        node_rows(nodes), no_color=no_color)
     if result["omitted"]:
         human.table("omitted", ["id", "reason"],
-                    [[o["nodeId"], o["reason"]] for o in result["omitted"]], color=color)
+                    [[o["nodeId"], o["reason"]] for o in result["omitted"]], no_color=no_color)
     if not (result["exact"] or result["relevant"]):
         human.note("no memory matches")
 
@@ -91,14 +98,14 @@ def do_forget(node_id, *, selector, hard=False, purge_sources=False, yes=False, 
         raise _fail_from(result)
 
 
-def do_audit(*, node=None, since=None, limit=50, as_json=False, color=False, workspace=None):
+def do_audit(*, node=None, since=None, limit=50, as_json=False, no_color=False, workspace=None):
     with service(workspace) as svc:
         events = svc.audit(node_id=node, since=since, limit=limit)
     if as_json:
         return machine.emit_jsonl(events)
     human.table("audit", ["time", "event", "type", "node", "actor", "reason"],
                 [[e["createdAt"], e["id"], e["eventType"], e.get("nodeId") or "-", e["actor"],
-                  human.short(e["reason"], 50)] for e in events], color=color)
+                  human.short(e["reason"], 50)] for e in events], no_color=no_color)
 
 
 def do_undo(event_id, *, reason="", as_json=False, quiet=False, workspace=None):
@@ -111,12 +118,12 @@ def do_undo(event_id, *, reason="", as_json=False, quiet=False, workspace=None):
                      + ", ".join(result["changedIds"])])
 
 
-def do_show(identifier, *, as_json=False, color=False, workspace=None):
+def do_show(identifier, *, as_json=False, no_color=False, workspace=None):
     with service(workspace) as svc:
         record = svc.show(identifier)
     if as_json:
         return machine.emit_json(record)
-    print_show(record, color=color)
+    print_show(record, no_color=no_color)
 
 
 def do_expire(*, as_json=False, quiet=False, workspace=None):

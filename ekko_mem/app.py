@@ -71,11 +71,6 @@ Value = Annotated[Optional[str], typer.Option(
     "--value", help="valueJson: JSON, or plain text taken as a string.")]
 
 
-def _color(no_color: bool) -> bool:
-    from .env import Env
-    return not no_color and Env().color()
-
-
 def _version(value: bool) -> None:
     if value:
         print(f"ekko-mem {__version__}")
@@ -142,7 +137,7 @@ def history(
 
     Example: ekko-mem history -s git -n 5 --json | jq -r .content
     """
-    actions.do_history(session=session, limit=limit, as_json=json, color=_color(no_color),
+    actions.do_history(session=session, limit=limit, as_json=json, no_color=no_color,
                        workspace=workspace)
 
 
@@ -221,12 +216,11 @@ def query(
     Example: ekko-mem query 香菜
     """
     from . import actions_memory
-    actions_memory.do_query(text, query={
-        "scopes": scope, "domain": domain, "categoryPathPrefix": category, "types": type,
-        "key": key, "valueJson": value, "tags": tag, "entities": entity,
-        "includeExpired": include_expired, "includeSuperseded": include_superseded,
-        "limit": limit}, as_json=json, color=_color(no_color), workspace=workspace,
-        session=session)
+    actions_memory.do_query(text, scope=scope, session=session, domain=domain,
+                            category=category, type=type, key=key, value=value, tag=tag,
+                            entity=entity, include_expired=include_expired,
+                            include_superseded=include_superseded, limit=limit, as_json=json,
+                            no_color=no_color, workspace=workspace)
 
 
 @app.command()
@@ -285,7 +279,7 @@ def audit(
     if ctx.invoked_subcommand is None:
         from . import actions_memory
         actions_memory.do_audit(node=node, since=since, limit=limit, as_json=json,
-                                color=_color(no_color), workspace=workspace)
+                                no_color=no_color, workspace=workspace)
 
 
 @audit_app.command("undo")
@@ -314,7 +308,7 @@ def show(
     Example: ekko-mem show mem_01k
     """
     from . import actions_memory
-    actions_memory.do_show(identifier, as_json=json, color=_color(no_color),
+    actions_memory.do_show(identifier, as_json=json, no_color=no_color,
                            workspace=workspace)
 
 
@@ -540,7 +534,7 @@ def config(workspace: Workspace = None, json: Json = False, no_color: NoColor = 
 
     Example: ekko-mem config --json
     """
-    actions.do_config(as_json=json, color=_color(no_color), workspace=workspace)
+    actions.do_config(as_json=json, no_color=no_color, workspace=workspace)
 
 
 @app.command()

@@ -11,28 +11,44 @@ import sys
 
 from .errors import EkkoError, ExitCode
 
-# option -> (parameter, kind): kind is "value", "flag" or "append".
+# option -> (parameter, kind): kind is "value", "int", "flag" or "append".
 COMMON = {"--workspace": ("workspace", "value"), "-w": ("workspace", "value"),
-          "--json": ("as_json", "flag"), "--quiet": ("quiet", "flag"), "-q": ("quiet", "flag")}
-FAST_COMMANDS: dict[str, dict] = {
-    "log": {**COMMON, "--session": ("session", "value"), "-s": ("session", "value"),
-            "--role": ("role", "value"), "--parent": ("parent", "value"),
-            "--meta": ("meta", "append")},
-    "context": {**COMMON, "--session": ("session", "value"), "-s": ("session", "value"),
-                "--budget": ("budget", "value"), "-b": ("budget", "value"),
-                "--format": ("format", "value"), "-f": ("format", "value"),
-                "--counter": ("counter", "value"), "--strict": ("strict", "flag"),
-                "--with-input": ("with_input", "flag")},
+          "--json": ("as_json", "flag")}
+QUIET = {"--quiet": ("quiet", "flag"), "-q": ("quiet", "flag")}
+SESSION = {"--session": ("session", "value"), "-s": ("session", "value")}
+NO_COLOR = {"--no-color": ("no_color", "flag")}
+# name -> (module with the action, takes TEXT, options)
+FAST_COMMANDS: dict[str, tuple[str, bool, dict]] = {
+    "log": ("actions", True, {**COMMON, **QUIET, **SESSION, "--role": ("role", "value"),
+                              "--parent": ("parent", "value"), "--meta": ("meta", "append")}),
+    "context": ("actions", True, {
+        **COMMON, **QUIET, **SESSION, "--budget": ("budget", "value"),
+        "-b": ("budget", "value"), "--format": ("format", "value"), "-f": ("format", "value"),
+        "--counter": ("counter", "value"), "--strict": ("strict", "flag"),
+        "--with-input": ("with_input", "flag")}),
+    "history": ("actions", False, {**COMMON, **SESSION, **NO_COLOR,
+                                   "--limit": ("limit", "int"), "-n": ("limit", "int")}),
+    "query": ("actions_memory", True, {
+        **COMMON, **SESSION, **NO_COLOR, "--scope": ("scope", "append"),
+        "--type": ("type", "append"), "--tag": ("tag", "append"),
+        "--entity": ("entity", "append"), "--domain": ("domain", "value"),
+        "--category": ("category", "value"), "--key": ("key", "value"),
+        "--value": ("value", "value"), "--include-expired": ("include_expired", "flag"),
+        "--include-superseded": ("include_superseded", "flag"),
+        "--limit": ("limit", "int"), "-n": ("limit", "int")}),
 }
 
 
 def parse_fast(argv: list[str]) -> tuple[str, dict] | None:
-    """Parse a hot command's arguments, or None to hand them to Typer."""
+    """Parse a hot command's arguments, or None to hand them to Typer (which also gives
+    the usage errors, so both paths fail the same way)."""
     if argv in (["--version"], ["-V"]):
         return "version", {}
     if not argv or argv[0] not in FAST_COMMANDS:
         return None
-    table, params, positional = FAST_COMMANDS[argv[0]], {}, []
+    _, takes_text, table = FAST_COMMANDS[argv[0]]
+    params: dict = {}
+    positional: list[str] = []
     args = iter(argv[1:])
     for arg in args:
         name, eq, inline = arg.partition("=")
@@ -50,13 +66,18 @@ def parse_fast(argv: list[str]) -> tuple[str, dict] | None:
         value = inline if eq else next(args, None)
         if value is None:
             return None
+        if kind == "int":
+            if not value.lstrip("-").isdigit():
+                return None
+            value = int(value)
         if kind == "append":
             params.setdefault(param, []).append(value)
         else:
             params[param] = value
-    if len(positional) > 1:
+    if len(positional) > (1 if takes_text else 0):
         return None
-    params["text"] = positional[0] if positional else None
+    if takes_text:
+        params["text"] = positional[0] if positional else None
     return argv[0], params
 
 
@@ -65,9 +86,13 @@ def _run_fast(command: str, params: dict) -> None:
         from . import __version__
         sys.stdout.write(f"ekko-mem {__version__}\n")
         return
-    from . import actions
-    text = params.pop("text")
-    getattr(actions, f"do_{command}")(text, **params)
+    import importlib
+    module = importlib.import_module(f".{FAST_COMMANDS[command][0]}", __package__)
+    action = getattr(module, f"do_{command}")
+    if FAST_COMMANDS[command][1]:
+        action(params.pop("text"), **params)
+    else:
+        action(**params)
 
 
 def _run_typer(argv: list[str]) -> int:

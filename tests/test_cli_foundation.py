@@ -223,13 +223,38 @@ def test_fast_path_and_typer_path_agree():
     from ekko_mem.app import app
     from ekko_mem.cli import FAST_COMMANDS, parse_fast
     group = get_command(app)
-    for name, table in FAST_COMMANDS.items():
+    for name, (_, takes_text, table) in FAST_COMMANDS.items():
         command = group.commands[name]
         typer_opts = {opt: p.name for p in command.params for opt in p.opts}
         for flag, (param, _) in table.items():
             expected = {"as_json": "json"}.get(param, param)
             assert typer_opts.get(flag) == expected, (name, flag)
+        has_text = any(p.param_type_name == "argument" for p in command.params)
+        assert has_text == takes_text, name
     assert parse_fast(["log", "-s", "x", "--meta", "a=b", "--meta", "c=d", "hi"]) == (
         "log", {"session": "x", "meta": ["a=b", "c=d"], "text": "hi"})
+    assert parse_fast(["history", "-n", "5"]) == ("history", {"limit": 5})
+    assert parse_fast(["history", "-n", "five"]) is None  # Typer reports the usage error
+    assert parse_fast(["history", "extra"]) is None
+    assert parse_fast(["query", "--type", "fact", "--type", "task", "香菜"]) == (
+        "query", {"type": ["fact", "task"], "text": "香菜"})
     assert parse_fast(["log", "--help"]) is None
     assert parse_fast(["log", "--jsonl", "-"]) is None
+
+
+def test_fast_and_full_paths_print_the_same(cli, ws):
+    import subprocess
+    cli("log", "same either way", "-s", "p")
+    cli("remember", "--type", "fact", "--title", "same either way")
+    for args in (["history", "-s", "p", "--json"], ["query", "same", "--json"],
+                 ["context", "same", "-s", "p"]):
+        fast = cli(*args)
+        full = subprocess.run([str(BIN.with_name("python")), "-c",
+                               "import sys; from ekko_mem.app import run; sys.exit(run(sys.argv[1:]))",
+                               *args], capture_output=True, text=True, cwd=ws)
+        strip = (lambda t: t) if args[0] != "context" else (lambda t: t)
+        assert fast.code == full.returncode == 0
+        if args[0] == "query":
+            assert json.loads(fast.out)["relevant"][0]["id"] == json.loads(full.stdout)["relevant"][0]["id"]
+        else:
+            assert strip(fast.out) == strip(full.stdout), args

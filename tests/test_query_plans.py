@@ -122,19 +122,11 @@ def test_exact_key_lookup_uses_a_key_index(store):
                for s in steps), steps
 
 
-@pytest.mark.xfail(reason="without sqlite_stat1 the planner walks idx_memory_nodes_status_type"
-                          " (status=?), every active node, for a category prefix: 135-175 ms at"
-                          " 100k. Rewriting the OR as one range is not enough on its own; also"
-                          " write the status term as +n.status (or ANALYZE the db).")
 def test_category_prefix_uses_the_category_index(store):
     steps = [s for _, plan in _plans(store, PATHS["category prefix"]) for s in plan]
     assert any("idx_memory_nodes_category" in s for s in steps), steps
 
 
-@pytest.mark.xfail(reason="due_for_expiry (run inside every create) is planned on"
-                          " idx_memory_nodes_status_type (status=?), every active node, not on"
-                          " idx_memory_nodes_expires; 175 ms a write at 100k nodes. Fix: an index"
-                          " on (status, expires_at) where expires_at is not null, or +n.status.")
 def test_expiry_sweep_uses_the_expiry_index(store):
     steps = [s for _, plan in _plans(store, PATHS["due for expiry"]) for s in plan]
     assert any("expires" in s for s in steps), steps

@@ -10,7 +10,8 @@ def _console(color: bool):
                    force_terminal=color or None)
 
 
-def table(title: str, columns: list[str], rows: list[list[str]], *, color: bool) -> None:
+def table(title: str, columns: list[str], rows: list[list[str]], *,
+          no_color: bool = False) -> None:
     """A table: rich on a terminal, tab-separated lines (easy to cut/awk) otherwise."""
     if not sys.stdout.isatty():
         for row in rows:
@@ -23,7 +24,8 @@ def table(title: str, columns: list[str], rows: list[list[str]], *, color: bool)
         grid.add_column(name, overflow="fold")
     for row in rows:
         grid.add_row(*(escape(str(c)) for c in row))
-    _console(color).print(grid)
+    from ..env import Env
+    _console(not no_color and Env().color()).print(grid)
 
 
 def _one_line(value) -> str:

@@ -18,7 +18,7 @@ def node_rows(nodes: list[dict]) -> list[list[str]]:
              f"{n['confidence']:.2f}"] for n in nodes]
 
 
-def print_show(record: dict, *, color: bool) -> None:
+def print_show(record: dict, *, no_color: bool = False) -> None:
     kind = record["kind"]
     if kind == "node":
         node = record["node"]
