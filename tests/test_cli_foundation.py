@@ -185,16 +185,18 @@ def test_migrate_status_and_dry_run(cli, ws):
     assert cli("migrate").out.strip().endswith("nothing to apply")
     path = ws / ".ekko" / "memory.db"
     db = sqlite3.connect(path)
-    db.execute("drop table memory_extraction_jobs")
-    db.execute("drop table memory_extraction_marks")
-    db.execute("delete from memory_schema_migrations where version = 3")
-    db.execute("PRAGMA user_version = 2")
+    for index in ("idx_memory_nodes_rank", "idx_memory_nodes_key_value",
+                  "idx_memory_nodes_status_expires"):
+        db.execute(f"drop index {index}")
+    db.execute("delete from memory_schema_migrations where version = 4")
+    db.execute("PRAGMA user_version = 3")
     db.commit()
     db.close()
     dry = cli("migrate", "--dry-run", "--json").json()
-    assert dry["pending"] == [[3, "m003_create_extraction_state"]] and dry["appliedNow"] == []
+    assert dry["pending"] == [[4, "m004_index_ranked_lookups"]] and dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
-    assert applied["appliedNow"] == ["m003_create_extraction_state"]
+    assert applied["appliedNow"] == ["m004_index_ranked_lookups"]
+    assert cli("migrate", "--json").json()["appliedNow"] == []
 
 
 def test_fixed_clock(cli, ws):

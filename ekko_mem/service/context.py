@@ -139,9 +139,11 @@ class ContextService:
                             {**base, "types": ["preference"]}, limit=20)
                             if n["importance"] >= 0.8]
                 for prefix in hints:
-                    found = store.find_nodes({**base, "categoryPrefix": prefix}, limit=20)
-                    out["nodes"] += found
-                    out["relevant_ids"] |= {n["id"] for n in found}
+                    for kind in ("preference", "constraint"):
+                        found = store.find_in_category(
+                            {**base, "types": [kind], "categoryPrefix": prefix}, limit=20)
+                        out["nodes"] += found
+                        out["relevant_ids"] |= {n["id"] for n in found}
                 if text:
                     hits = self._search_any(store, text, base)
                     out["nodes"] += hits

@@ -148,3 +148,16 @@ def m003_create_extraction_state(db) -> None:
         updated_at text not null)""")
     db.execute("create index idx_memory_extraction_jobs_status"
                " on memory_extraction_jobs (status, created_at)")
+
+
+@migration
+def m004_index_ranked_lookups(db) -> None:
+    """Indexes that let listings stop early instead of sorting every match: active nodes by
+    type in rank order, exact key+value lookups, and the few nodes that can expire."""
+    db.execute("create index idx_memory_nodes_rank on memory_nodes"
+               " (status, type, importance desc, confidence desc, updated_at desc)")
+    db.execute("create index idx_memory_nodes_key_value on memory_nodes"
+               " (key, value_json, status)")
+    db.execute("drop index if exists idx_memory_nodes_key_only")
+    db.execute("create index idx_memory_nodes_status_expires on memory_nodes"
+               " (status, expires_at) where expires_at is not null")

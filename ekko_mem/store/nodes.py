@@ -6,6 +6,7 @@ from . import codec, fts
 # bm25 column weights for (title, content, tags, entities): a hit in the title says most about
 # what a memory is about, an entity next, a tag next, a word in the body least.
 FTS_WEIGHTS = (4.0, 1.0, 2.0, 3.0)
+FTS_WINDOW = 2000  # newest matches ranked per search
 _N_COLS = ", ".join("n." + c.strip() for c in codec.NODE_COLUMNS.split(","))
 
 
@@ -81,21 +82,52 @@ class NodeStore:
         return codec.node_from_row(row) if row else None
 
     def find_nodes(self, f: dict, *, limit: int = 50) -> list[dict]:
+        """Nodes matching exact filters, most important first.
+
+        With several types, each type is read on its own along idx_memory_nodes_rank and the
+        results merged, so the cost follows `limit`, not the number of matching nodes.
+        """
+        types = f.get("types") or []
+        if len(types) > 1 and not f.get("order"):
+            merged = [n for kind in types for n in self.find_nodes({**f, "types": [kind]},
+                                                                   limit=limit)]
+            merged.sort(key=lambda n: n["updatedAt"], reverse=True)
+            merged.sort(key=lambda n: (-n["importance"], -n["confidence"]))
+            return merged[:limit]
         where, args = node_filters(f)
         order = f.get("order") or "n.importance desc, n.confidence desc, n.updated_at desc"
         rows = self.db.all(f"select {_N_COLS} from memory_nodes n where {' and '.join(where)}"
                            f" order by {order} limit ?", (*args, limit))
         return [codec.node_from_row(r) for r in rows]
 
-    def search_nodes(self, match: str, f: dict, *, limit: int = 20) -> list[tuple[dict, float]]:
-        """Nodes matching an FTS5 expression, best bm25 first, with their scores."""
+    def find_in_category(self, f: dict, *, window: int = 5000, limit: int = 20) -> list[dict]:
+        """Active nodes of one type under a category, from that type's `window` highest-ranked
+        nodes: a bounded read at any db size (context's topic hints use it)."""
+        where, args = node_filters({k: v for k, v in f.items() if k != "categoryPrefix"})
+        exact, high = _category_range(f["categoryPrefix"])
+        rows = self.db.all(
+            f"select * from (select {_N_COLS} from memory_nodes n where {' and '.join(where)}"
+            " order by n.importance desc, n.confidence desc, n.updated_at desc limit ?) n"
+            " where n.category_path_text >= ? and n.category_path_text < ? and"
+            " (n.category_path_text = ? or substr(n.category_path_text, ?, 1) = '/')"
+            " limit ?", (*args, window, exact, high, exact, len(exact) + 1, limit))
+        return [codec.node_from_row(r) for r in rows]
+
+    def search_nodes(self, match: str, f: dict, *, limit: int = 20,
+                     window: int = FTS_WINDOW) -> list[tuple[dict, float]]:
+        """Nodes matching an FTS5 expression, best bm25 first, with their scores.
+
+        Only the newest `window` matches are ranked: bm25 costs time for every row it scores,
+        and a common word matches a large share of a big db.
+        """
         where, args = node_filters(f)
         weights = ", ".join(str(w) for w in FTS_WEIGHTS)
         rows = self.db.all(
-            f"select {_N_COLS}, bm25(memory_nodes_fts, {weights}) as score"
-            " from memory_nodes_fts join memory_nodes n on n.rowid = memory_nodes_fts.rowid"
-            f" where memory_nodes_fts match ? and {' and '.join(where)}"
-            " order by score limit ?", (match, *args, limit))
+            f"select {_N_COLS}, hits.score from (select rowid,"
+            f" bm25(memory_nodes_fts, {weights}) as score from memory_nodes_fts"
+            " where memory_nodes_fts match ? order by rowid desc limit ?) hits"
+            f" join memory_nodes n on n.rowid = hits.rowid where {' and '.join(where)}"
+            " order by hits.score limit ?", (match, window, *args, limit))
         return [(codec.node_from_row(r[:-1]), r[-1]) for r in rows]
 
     def count_nodes(self, statuses: list[str] | None = None) -> int:
@@ -111,9 +143,8 @@ class NodeStore:
         return [codec.node_from_row(r) for r in rows]
 
     def due_for_expiry(self, now: str, limit: int = 1000) -> list[dict]:
-        # +status: the partial index on expires_at holds only the few expiring nodes.
-        rows = self.db.all(f"select {_N_COLS} from memory_nodes n where n.expires_at <= ?"
-                           " and +n.status = 'active' limit ?", (now, limit))
+        rows = self.db.all(f"select {_N_COLS} from memory_nodes n where n.status = 'active'"
+                           " and n.expires_at <= ? limit ?", (now, limit))
         return [codec.node_from_row(r) for r in rows]
 
     def known_values(self, column: str, limit: int = 200) -> list[str]:

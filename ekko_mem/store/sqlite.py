@@ -61,11 +61,15 @@ class SqliteMemoryStore(NodeStore, SummaryStore, TransferStore, MaintenanceStore
     # -- messages ----------------------------------------------------------------------------
     def append_messages(self, messages: list[dict]) -> None:
         with self.db.atomic() as db:
-            for msg in messages:
-                cur = db.execute(f"insert into memory_messages ({codec.MESSAGE_COLUMNS})"
-                                 " values (?, ?, ?, ?, ?, ?, ?)", codec.message_to_row(msg))
-                db.execute("insert into memory_messages_fts (rowid, content) values (?, ?)",
-                           (cur.lastrowid, fts.index_text(msg["content"])))
+            first = db.one("select coalesce(max(rowid), 0) + 1 from memory_messages")[0]
+            # Explicit rowids let both tables be filled with one executemany each.
+            db.executemany(f"insert into memory_messages (rowid, {codec.MESSAGE_COLUMNS})"
+                           " values (?, ?, ?, ?, ?, ?, ?, ?)",
+                           [(first + i, *codec.message_to_row(m))
+                            for i, m in enumerate(messages)])
+            db.executemany("insert into memory_messages_fts (rowid, content) values (?, ?)",
+                           [(first + i, fts.index_text(m["content"]))
+                            for i, m in enumerate(messages)])
 
     def message_ids_exist(self, ids: list[str]) -> set[str]:
         if not ids:
@@ -114,11 +118,13 @@ class SqliteMemoryStore(NodeStore, SummaryStore, TransferStore, MaintenanceStore
 
     def search_messages(self, match: str, *, exclude_session: str | None = None,
                         limit: int = 5) -> list[dict]:
+        # Rank the newest matches only, as search_nodes does: bm25 costs per matching row.
         rows = self.db.all(
             f"select {', '.join('m.' + c.strip() for c in codec.MESSAGE_COLUMNS.split(','))}"
-            " from memory_messages_fts f join memory_messages m on m.rowid = f.rowid"
-            " where memory_messages_fts match ? and m.session_id is not ?"
-            " order by bm25(memory_messages_fts) limit ?", (match, exclude_session, limit))
+            " from (select rowid, bm25(memory_messages_fts) as score from memory_messages_fts"
+            " where memory_messages_fts match ? order by rowid desc limit 2000) hits"
+            " join memory_messages m on m.rowid = hits.rowid where m.session_id is not ?"
+            " order by hits.score limit ?", (match, exclude_session, limit))
         return [codec.message_from_row(r) for r in rows]
 
     def list_sessions(self, limit: int = 100) -> list[dict]:
