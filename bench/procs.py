@@ -7,6 +7,7 @@ start-up, imports, Python work. Writes are replayed inside a transaction that is
 """
 from __future__ import annotations
 
+import re
 import statistics
 import subprocess
 import tempfile
@@ -78,10 +79,20 @@ def capture_sql(db_path: Path, call) -> list[str]:
     return seen
 
 
+_EXPLICIT_ROWID = re.compile(r"^(insert into memory_messages(?:_fts)? \(rowid,.*?\) values \()"
+                             r"(\d+)", re.S | re.I)
+ROWID_SHIFT = 1_000_000_000
+
+
 def shell_script(statements: list[str]) -> str:
     lines = [".timeout 5000"]
     for sql in statements:
         text = sql.strip().rstrip(";")
+        # Messages are inserted with explicit rowids (max + 1 at capture time); the `log`
+        # processes timed alongside take those rowids, so the replay writes far above them.
+        # Appending at the right edge of the b-tree costs the same; the replay rolls back.
+        text = _EXPLICIT_ROWID.sub(lambda m: m.group(1) + str(int(m.group(2)) + ROWID_SHIFT),
+                                   text)
         lines.append(text + ";")
     return "\n".join(lines) + "\n"
 

@@ -183,8 +183,8 @@ def remember(
     """Remember a preference, fact, decision, task or constraint (exit 3: confirm, 4: refused).
 
     Example: ekko-mem remember "以后做饭别给我推荐香菜，我喜欢少油少辣"
-    Example: ekko-mem remember --scope user --category 生活技能/做饭/饮食偏好 --type preference --key avoid_ingredient --value 香菜 --title 用户不吃香菜
-    """
+    Example: ekko-mem remember --scope user --category 生活技能/做饭/饮食偏好 --key avoid_ingredient --value 香菜
+    """  # noqa: E501
     fields = {"scope": scope, "domain": domain, "categoryPath": category, "type": type,
               "key": key, "valueJson": value, "title": title, "content": content,
               "tags": tag, "entities": entity, "confidence": confidence,

@@ -13,7 +13,6 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 

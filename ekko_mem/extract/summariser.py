@@ -68,7 +68,8 @@ def _text(messages: list[dict], nodes: list[dict], chinese: bool) -> str:
     recorded = "、".join(n["title"] for n in nodes[:4]) if chinese else \
         "; ".join(n["title"] for n in nodes[:4])
     if chinese:
-        text = f"新增 {len(messages)} 条消息（用户 {len(users)} 条，其他 {others} 条），从“{first}”开始。"
+        text = (f"新增 {len(messages)} 条消息（用户 {len(users)} 条，其他 {others} 条），"
+                f"从“{first}”开始。")
         return text + (f"记录了：{recorded}。" if recorded else "")
     text = (f"{len(messages)} new messages ({len(users)} from the user, {others} other),"
             f" starting with \"{first}\".")

@@ -91,7 +91,6 @@ class DraftMixin:
         if unknown:
             raise Rejected(f"unknown node field(s): {', '.join(sorted(unknown))}",
                            f"a node takes: {', '.join(sorted(allowed))}")
-        kind = choose("type", draft.get("type") or "fact", TYPES)
         scope = choose("scope", draft["scope"], SCOPES) if draft.get("scope") else None
         if draft.get("status") not in (None, "active"):
             raise Rejected("a new node is always active", "drop status, or use forget")
@@ -101,6 +100,8 @@ class DraftMixin:
         path = _clean_list(path, "categoryPath")
         domain = (draft.get("domain") or (path[0] if path else "general")).strip()
         path = path or [domain]
+        kind = choose("type", draft.get("type") or self._type_for_key(
+            draft.get("key"), domain, path) or "fact", TYPES)
         title = (draft.get("title") or "").strip()
         content = (draft.get("content") or "").strip()
         if not title and not content:
@@ -134,6 +135,17 @@ class DraftMixin:
         # (flag, EKKO_SESSION or config); session scope also uses it to keep sessions apart.
         node["sessionId"] = draft.get("sessionId") or self.session(session)
         return node
+
+    def _type_for_key(self, key, domain: str, path: list[str]) -> str | None:
+        """With a key but no --type, the type whose rule allows that key here."""
+        if not isinstance(key, str) or not key.strip():
+            return None
+        canonical = self.schema_key(key)
+        for kind in ("preference", "constraint", "fact", "decision", "task"):
+            rule = self.schema.rule_for(domain, path, kind)
+            if rule and canonical in rule["allowedKeys"]:
+                return kind
+        return None
 
     def schema_key(self, key) -> str:
         from ..policy.schema import canonical_key

@@ -56,7 +56,10 @@ class HookService:
             "ekko-mem") else (os.path.join(os.path.dirname(sys.executable), "ekko-mem"))
         block = _block(binary, str(self.root))
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        existing = open(path, encoding="utf-8").read() if os.path.exists(path) else None
+        existing = None
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as handle:
+                existing = handle.read()
         if existing is not None and BEGIN in existing:
             return {"hook": path, "installed": False, "reason": "already installed"}
         if existing is None:
@@ -77,7 +80,8 @@ class HookService:
         path = self._hook_path()
         if not os.path.exists(path):
             return {"hook": path, "removed": False, "reason": "no hook"}
-        text = open(path, encoding="utf-8").read()
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
         if BEGIN not in text:
             return {"hook": path, "removed": False, "reason": "not installed"}
         head, _, rest = text.partition(BEGIN)

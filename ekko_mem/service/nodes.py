@@ -23,7 +23,8 @@ def _refusal(exc: EkkoError) -> dict:
             **exc.data}
 
 
-class NodeService(DoctorService, HookService, TransferService, SummaryService, ContextService, RememberService, DraftMixin, QueryService, ForgetService, InspectService):
+class NodeService(DoctorService, HookService, TransferService, SummaryService, ContextService,
+                  RememberService, DraftMixin, QueryService, ForgetService, InspectService):
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",
                        actor: str = "agent", target_id: str | None = None,

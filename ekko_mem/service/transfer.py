@@ -27,11 +27,11 @@ class TransferService:
             for summary in workspace.export_summaries(session):
                 yield {"kind": "summary", "data": summary}
         node_ids: set[str] = set()
-        for name, store in stores:
+        for _, store in stores:
             for node in store.export_nodes(scopes, session):
                 node_ids.add(node["id"])
                 yield {"kind": "node", "data": node}
-        for name, store in stores:
+        for _, store in stores:
             for event in store.export_events():
                 if (scopes is None and session is None) or event.get("nodeId") in node_ids:
                     yield {"kind": "event", "data": event}

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 
 from ..errors import EkkoError, StoreUnavailable
 
@@ -124,19 +124,15 @@ class Connection:
             yield self
         except BaseException:
             self._depth = 0
-            try:
+            with suppress(sqlite3.Error):
                 self.raw.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
             raise
         self._depth = 0
         try:
             self.raw.execute("COMMIT")
         except sqlite3.Error as exc:
-            try:
+            with suppress(sqlite3.Error):
                 self.raw.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
             raise translate(exc, self.path) from exc
 
     def close(self) -> None:

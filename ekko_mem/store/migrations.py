@@ -102,7 +102,8 @@ def m001_create_tables(db) -> None:
         "create index idx_memory_nodes_user on memory_nodes (user_id, status, updated_at)",
         "create index idx_memory_nodes_status_type on memory_nodes (status, type, updated_at)",
         "create index idx_memory_nodes_supersedes on memory_nodes (supersedes_id)",
-        "create index idx_memory_nodes_expires on memory_nodes (expires_at) where expires_at is not null",
+        "create index idx_memory_nodes_expires on memory_nodes (expires_at)"
+        " where expires_at is not null",
         "create index idx_memory_audit_events_node on memory_audit_events (node_id, created_at)",
         "create index idx_memory_audit_events_created on memory_audit_events (created_at)",
         # Contentless: the pre-tokenised text is not stored twice; deletes pass the same tokens.
