@@ -131,3 +131,11 @@ def test_remember_from_stdin(cli, ws):
     assert out.code == 0, out
     assert out.jsonl()[0]["scope"] == "workspace"
     assert json.dumps  # keep import used
+
+
+def test_key_and_value_alone_make_a_memory(cli, ws):
+    out = cli("remember", "--scope", "user", "--category", COOK, "--key", "avoid_ingredient",
+              "--value", "蒜", "--json")
+    assert out.code == 0, out
+    node = cli("show", out.jsonl()[0]["nodeId"], "--json").json()["node"]
+    assert node["type"] == "preference" and node["title"] == "avoid_ingredient: 蒜"

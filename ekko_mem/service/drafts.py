@@ -1,6 +1,8 @@
 """Turning a proposed (partial) node into a complete, normalised, policy-checked node."""
 from __future__ import annotations
 
+import json
+
 from ..env import format_time
 from ..errors import NeedsConfirmation, Rejected
 from ..ids import new_id
@@ -104,6 +106,10 @@ class DraftMixin:
             draft.get("key"), domain, path) or "fact", TYPES)
         title = (draft.get("title") or "").strip()
         content = (draft.get("content") or "").strip()
+        if not title and not content and draft.get("key") is not None:
+            value = draft.get("valueJson")
+            shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            title = f"{draft['key']}: {shown}"  # a key and value say enough on their own
         if not title and not content:
             raise Rejected("a memory needs a title or content", "pass TEXT, --title or --content")
         if not title:
