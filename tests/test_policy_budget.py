@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import sys
-import time
 
 import pytest
 from hypothesis import given, settings
@@ -131,16 +130,13 @@ def test_a_megabyte_is_truncated_quickly_with_few_counts():
         calls.append(len(value))
         return estimate_tokens(value)
 
-    start = time.perf_counter()
     out = truncate_to_tokens(text, 500, counting)
-    elapsed = time.perf_counter() - start
     kept = out[: -len(MARKER)]
     assert text.startswith(kept)
     assert estimate_tokens(out) <= 500
     assert estimate_tokens(kept) >= 500 - 4 - 12  # marker, and at most one word moved back
     assert len(calls) < 40
     assert sum(calls) < 3 * len(text)  # the whole text is counted once, prefixes stay short
-    assert elapsed < 2.0
 
 
 TEXTS = st.text(

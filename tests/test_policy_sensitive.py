@@ -167,9 +167,11 @@ def test_describe_names_what_find_sensitive_found():
     "sk-" + "a" * 200_000,
 ])
 def test_long_input_scans_in_linear_time(blob):
+    # A hang guard, not a speed check: a pattern that rescans from every position takes
+    # minutes on these inputs, a linear one well under a second.
     start = time.perf_counter()
     find_sensitive(blob)
-    assert time.perf_counter() - start < 3.0
+    assert time.perf_counter() - start < 30
 
 
 SECRETS = st.sampled_from([OPENAI, GITHUB, AWS, JWT, VISA, VALID_CN_ID, "13812345678",

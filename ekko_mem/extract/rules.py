@@ -17,208 +17,63 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from .vocab import (
+    ALLOW_ZH,
+    AMOUNT,
+    AVOID_EN,
+    AVOID_ZH,
+    CHANGE,
+    CJK,
+    COOKING,
+    COOKING_PATH,
+    COOKING_PREFIX,
+    CUISINES_EN,
+    CUISINES_ZH,
+    EN_CLAUSE,
+    EN_ITEM_LEAD,
+    EN_ITEM_TAIL,
+    EXPLICIT,
+    FLAVOUR_NOUNS,
+    FLAVOUR_SPEC,
+    FLAVOUR_WORDS,
+    FOODS,
+    FOOD_CONTEXT,
+    HEALTH,
+    HEALTH_PATH,
+    HYPOTHETICAL,
+    IMPORTANCE,
+    KEYS,
+    LEAD_EN,
+    LEAD_ZH,
+    LIKE_EN,
+    LIKE_ZH,
+    LIMIT_ZH,
+    NOT_FOOD_ZH,
+    OK_EN,
+    PROJECT_MARKERS,
+    QUESTION,
+    REMEMBER,
+    REMEMBER_REQUEST,
+    SAY_PREFIX,
+    SENSITIVE,
+    SMALL_TALK,
+    STOP_EN,
+    TASK_DONE,
+    TASK_LOOSE,
+    TASK_OPEN,
+    TECH_EN,
+    TECH_ZH,
+    TEMPORARY,
+    TEXT,
+    THIRD_PARTY,
+    TRIM_END,
+    ZH_ITEM_LEAD,
+    ZH_ITEM_TAIL,
+)
+
 Item = dict[str, Any]
 Fact = tuple[str, Any, tuple[str, ...]]  # (kind, value, the words that said it)
 
-COOKING = "生活技能"
-COOKING_PATH = (COOKING, "做饭", "饮食偏好")
-COOKING_PREFIX = (COOKING, "做饭")
-HEALTH_PATH = (COOKING, "健康")
-CJK = r"[\u4e00-\u9fff]"
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split("|"))
-
-
-FOODS = _words(
-    "香菜|葱|大葱|小葱|洋葱|姜|生姜|蒜|大蒜|辣椒|花椒|花生|牛肉|猪肉|羊肉|鸡肉|鸭肉|鱼|海鲜|虾|螃蟹|"
-    "蟹|贝类|鸡蛋|牛奶|芹菜|韭菜|香菇|蘑菇|豆腐|番茄|西红柿|土豆|茄子|苦瓜|胡萝卜|内脏|肥肉|肉|"
-    "味精|坚果|芝麻|奶酪|榴莲|鱼腥草|折耳根|"
-    "cilantro|coriander|onion|green onion|spring onion|scallion|garlic|ginger|chili|chilli|"
-    "pepper|peanut|nut|shellfish|shrimp|prawn|crab|lobster|seafood|fish|pork|beef|lamb|mutton|"
-    "chicken|egg|milk|dairy|cheese|gluten|soy|tofu|mushroom|tomato|potato|eggplant|celery|msg|"
-    "sesame|meat|bacon|olive|mayonnaise|butter|avocado|durian")
-CUISINES_ZH = _words("川菜|粤菜|湘菜|鲁菜|苏菜|浙菜|闽菜|徽菜|东北菜|西北菜|日料|日本料理|"
-                     "韩餐|韩国菜|西餐|法餐|意大利菜|泰国菜|越南菜|印度菜|墨西哥菜|家常菜")
-CUISINES_EN = _words("sichuan|szechuan|cantonese|hunan|chinese|japanese|korean|thai|vietnamese|"
-                     "indian|italian|french|mexican|greek|spanish|mediterranean")
-# Flavour words that turn up where an ingredient would (别推荐辣的, I hate spicy food).
-FLAVOUR_NOUNS = {
-    "辣": "spicy", "辛辣": "spicy", "麻辣": "spicy", "油腻": "oil", "油": "oil", "咸": "salt",
-    "甜": "sugar", "甜食": "sugar", "spicy": "spicy", "spice": "spicy", "spicy food": "spicy",
-    "anything spicy": "spicy", "oily food": "oil", "greasy food": "oil", "fried food": "oil",
-    "salty food": "salt", "sweets": "sugar", "sweet food": "sugar"}
-# (field, level, phrases). "none" refuses (不吃辣), "low" reduces (少辣). The brief reads an off
-# day's "nothing spicy" as a reduction, so it is "low" too.
-FLAVOUR_SPEC = (
-    ("oil", "low", ("少油|低油|少放油|不要太油|别太油|不要放太多油|别放太多油|不油腻|清淡|less oil|"
-                   "low oil|not too oily|not oily|less oily|less greasy|not too greasy")),
-    ("salt", "low", ("少盐|低盐|少放盐|不要太咸|别太咸|清淡|less salt|low salt|low sodium|"
-                    "not too salty")),
-    ("sugar", "low", "少糖|低糖|少放糖|不要太甜|别太甜|less sugar|low sugar|not too sweet"),
-    ("spicy", "low", ("少辣|微辣|不要太辣|别太辣|不太辣|少放辣|不太能吃辣|不太吃辣|少吃辣|怕辣|"
-                     "not too spicy|less spicy|mild|nothing spicy|nothing too spicy")),
-    ("spicy", "none", ("不辣|不要辣|别放辣|不放辣|不吃辣|不能吃辣|吃不了辣|不爱吃辣|不喜欢辣|"
-                      "不喜欢吃辣|讨厌辣|no spice|no spicy food|not spicy|don't eat spicy food|"
-                      "don't eat spicy|do not eat spicy|can't eat spicy food|can't eat spicy|"
-                      "can't handle spicy food|can't handle spice|don't like spicy food|"
-                      "don't like spicy|hate spicy food")),
-    ("spicy", "high", ("吃辣|爱吃辣|喜欢辣|喜欢吃辣|能吃辣|重辣|无辣不欢|多放辣|特辣|love spicy|"
-                      "like spicy|spicy food|extra spicy|very spicy")),
-)
-# Canonical words per flavour value, so a title says exactly what its valueJson says.
-FLAVOUR_WORDS = {
-    ("oil", "low"): ("少油", "less oil"), ("salt", "low"): ("少盐", "low salt"),
-    ("sugar", "low"): ("少糖", "less sugar"), ("spicy", "low"): ("少辣", "not too spicy"),
-    ("spicy", "none"): ("不吃辣", "no spice"), ("spicy", "high"): ("吃辣", "spicy")}
-KEYS = {"avoid": "avoid_ingredient", "like": "preferred_ingredient", "limit": "limit_ingredient",
-        "cuisine": "preferred_cuisine", "flavour": "flavor_profile", "allow": "avoid_ingredient"}
-IMPORTANCE = {"avoid": 0.9, "flavour": 0.85, "like": 0.8, "cuisine": 0.8, "limit": 0.85,
-              "allow": 0.5}
-# kind -> language -> (title, phrase after 临时：, content, tags); {x} is the value in words.
-TEXT = {
-    "avoid": {"zh": ("用户不吃{x}", "不吃{x}", "推荐菜谱时避免{x}", ("忌口", "菜谱推荐")),
-              "en": ("Avoid {x}", "avoid {x}", "Avoid {x} when recommending recipes",
-                     ("avoid", "recipes"))},
-    "like": {"zh": ("用户喜欢{x}", "想吃{x}", "推荐菜谱时可以优先考虑{x}", ("喜好", "菜谱推荐")),
-             "en": ("Likes {x}", "likes {x}", "Favour {x} when recommending recipes",
-                    ("likes", "recipes"))},
-    "cuisine": {"zh": ("用户喜欢{x}", "想吃{x}", "推荐菜谱时可以优先考虑{x}", ("菜系", "菜谱推荐")),
-                "en": ("Likes {x} food", "{x} food", "Favour {x} dishes when recommending recipes",
-                       ("cuisine", "recipes"))},
-    "flavour": {"zh": ("用户偏好{x}", "{x}", "推荐菜谱时优先{x}", ("口味", "菜谱推荐")),
-                "en": ("Prefers {x}", "{x}", "Prefer {x} when recommending recipes",
-                       ("flavor", "recipes"))},
-    "limit": {"zh": ("用户可接受少量{x}", "", "推荐菜谱时{x}可以少量使用，不要太多",
-                     ("限量", "菜谱推荐")),
-              "en": ("A little {x} is fine", "", ("{x} is fine in small amounts when recommending"
-                     " recipes"), ("limit", "recipes"))},
-    "allow": {"zh": ("用户不再忌口{x}", "", "推荐菜谱时不必再避开{x}", ("忌口", "菜谱推荐")),
-              "en": ("No longer avoids {x}", "", "No need to avoid {x} when recommending recipes",
-                     ("avoid", "recipes"))},
-}
-
-# Patterns are plain strings compiled on first use by _rx (IGNORECASE), so importing the CLI
-# pays nothing for rules a command never runs.
-EXPLICIT = (r"记住|记下|记一下|记录|帮我记|别忘了|不要忘了|以后|今后|往后|从现在(?:开始|起)|"
-            r"从今|永远|一直|始终|每次都|总是|再也不|不再|从不|从来不|"
-            r"\b(?:remember|note that|make a note|keep in mind|from now on|going forward|"
-            r"in (?:the )?future|always|never|for good|anymore|any more|no longer|permanently|"
-            r"every time|don't forget)\b")
-REMEMBER = (r"记住|记下|记一下|记录|帮我记|别忘了|不要忘了|"
-            r"\b(?:remember|note that|make a note|keep in mind|don't forget)\b")
-CHANGE = (r"以后都不|今后都不|不再|再也不|从此不|\b(?:no longer|anymore|any more|never again)\b|"
-          r"\bfrom now on,? (?:no|not|don't|never|i don't)\b")
-TEMPORARY = (r"今天|今晚|今日|这两天|这几天|最近|这周|本周|暂时|这顿|这次|\b(?:today|tonight|"
-             r"this week|for now|these days|lately|this time|right now|at the moment)\b")
-HEALTH = (r"不舒服|胃疼|胃痛|肚子疼|生病|感冒|发烧|嗓子疼|喉咙痛|上火|拉肚子|难受|\b(?:not feeling "
-          r"(?:well|good|great)|feel(?:ing)? sick|i'm sick(?! of)|upset stomach|stomach ?ache|"
-          r"(?:have|got) (?:a cold|the flu)|sore throat|hung ?over|hangover)\b")
-SENSITIVE = (r"(?:密码|口令|验证码|密钥|\bpassword|\bpasscode|\bpasswd|\bpin|\bapi[ _-]?key|"
-             r"\bsecret|\btoken|\bprivate key)\s*(?:是|为|:|：|=|\bis\b)\s*\S|"
-             r"我的(?:密码|银行卡|卡号|身份证|手机号|电话号码?)|身份证号|银行卡号|信用卡号|"
-             r"\bmy (?:password|pin|credit card|card number|ssn|social security number|"
-             r"phone number|bank account)\b|\bsk-[\w-]{8,}|"
-             r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b|(?<!\d)(?:\d[ -]?){10,}\d(?!\d)|"
-             r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[a-z]{2,}")
-SMALL_TALK = (r"^(?:(?:你好|您好|嗨|哈喽|哈啰|谢谢你?|多谢|感谢|谢啦|好的|好滴|好|嗯|哈|再见|"
-              r"拜拜|早上好|早安|晚安|午安|辛苦了|没问题|收到|明白了?|知道了|行|no problem|"
-              r"no worries|ok|okay|hi|hello|hey|thanks|"
-              r"thank you|thx|ty|bye|goodbye|good (?:morning|night|evening|afternoon)|cool|great|"
-              r"nice|sure|got it|lol|yes|no|yep|nope|awesome|perfect|sounds good|so much|a lot|"
-              r"there|again|you|all)[\s,.!~，。！～啊呀呢吧啦哦嘛]*)+$")
-HYPOTHETICAL = (r"如果|假如|假设|要是|万一|倘若|^(?:if|suppose|imagine)\b|"
-                r"\b(?:what if|hypothetically|what would happen)\b")
-QUESTION = (r"[?？]\s*$|[吗呢么][。！!\s]*$|什么|怎么|怎样|为什么|为啥|哪些|哪个|哪里|如何|"
-            r"多少|是不是|要不要|能不能|可不可以|有没有|^(?:what|how|why|when|where|which|who|whose|should|"
-            r"shall|can|could|would|is|are|am|was|were|does|did|do(?! not\b)|will)\b")
-# "Can you remember I don't eat pork?" is a request to store, not a question to answer.
-REMEMBER_REQUEST = (r"^(?:请|你|麻烦你?)?(?:能不能|能|可以|可不可以)?(?:帮我)?"
-                    r"(?:记住|记下|记一下|记录)|"
-                    r"^(?:(?:can|could|would|will) you )?(?:please )?(?:remember|note|make a note|"
-                    r"keep in mind)\b")
-THIRD_PARTY = (r"老婆|老公|妻子|丈夫|太太|媳妇|男朋友|女朋友|男友|女友|朋友|同事|室友|家人|"
-               r"妈妈|爸爸|母亲|父亲|儿子|女儿|孩子|宝宝|哥哥|姐姐|弟弟|妹妹|奶奶|爷爷|外婆|外公|老板|领导|"
-               r"客人|别人|(?<![其吉])他|她|\bmy (?:wife|husband|partner|spouse|friends?|mom|mum|"
-               r"mother|dad|father|parents|son|daughter|kids?|children|child|baby|boss|colleagues?|"
-               r"coworkers?|roommates?|girlfriend|boyfriend|brother|sister|family|grandma|grandpa|"
-               r"guests?)\b|^(?:he|she|they)\b|\b(?:he|she) (?:doesn't|does not|hates|likes|loves|"
-               r"eats|can't|is)\b")
-FOOD_CONTEXT = (r"做饭|做菜|菜谱|食谱|下厨|烹饪|饮食|口味|食材|忌口|吃|饭|餐|菜(?![单鸟])|"
-                r"\b(?:foods?|cook\w*|recipes?|eat|eats|eating|meals?|dish|dishes|dinner|lunch|"
-                r"breakfast|menu|cuisine|kitchen|diet|snacks?)\b")
-TECH_ZH = (r"[A-Za-z]{2,}|数据库|代码|接口|框架|部署|测试|仓库|分支|提交|依赖|版本|服务器|"
-           r"检索|索引|模块|函数|脚本|配置|日志|迁移|前端|后端|项目|架构|缓存")
-TECH_EN = (r"\b(?:database|db|code|codebase|api|framework|library|deploy\w*|tests?|testing|repo|"
-           r"repository|branch(?:es)?|commits?|push|merge|pr|release|build|dependenc\w+|versions?|"
-           r"service|server|index|schema|modules?|functions?|scripts?|config\w*|logging|logs?|"
-           r"migrations?|frontend|backend|project|python|sqlite|postgres\w*|mysql|redis|docker|"
-           r"kubernetes|typescript|javascript|rust|lint\w*|ci|sql|orm|packages?|cli|json|http|"
-           r"types?|type hints|tabs|spaces|git|ruff|pytest)\b|(?-i:\b\w*[a-z][A-Z]\w*)|\b[a-z]+\d")
-# Strong markers say "we decided" outright; weak ones (决定, must) need a technical word too.
-PROJECT_MARKERS = (
-    ("decision", False, (r"我们决定|我们定了|我们商定|我们约定|团队决定|\bwe(?:'ve| have)? "
-                        r"(?:decided|agreed)\b|\bwe(?: will|'ll| are going to|'re going to) "
-                        r"(?:use|go with|adopt|switch to|stick with)\b|\bwe(?:'re| are) going "
-                        r"with\b|\blet's go with\b")),
-    ("constraint", False, r"禁止|严禁|\b(?:must not|must never|mustn't|never use)\b"),
-    ("decision", True, (r"决定|采用|选用|改用|统一用|\b(?:decided to|will use|going with|"
-                       r"switch(?:ed)? to|settled on)\b")),
-    ("constraint", True, (r"必须|不要用|不能用|别用|不许|不准|不得|一律|只能用|只用|\b(?:must|"
-                         r"don't use|do not use|always use|should always|should never|only use|"
-                         r"is forbidden|not allowed)\b")),
-)
-AVOID_ZH = (r"对(?P<x>.+?)过敏",
-            (r"(?:别给我推荐|不要给我推荐|别推荐|不要推荐|别给我放|不要给我放|别给我|不要给我|不要放|别放|"
-            r"不放|不要加|别加|不加|不太喜欢吃|不太喜欢|不喜欢吃|不喜欢|不想吃|不爱吃|不吃|讨厌吃|讨厌|"
-            r"忌口|不能吃|吃不了|避开|不要)[:：]?\s*(?P<x>.+)"))
-AVOID_EN = ((r"\b(?:don't|do not|never|stop|please don't)\s+(?:ever\s+)?(?:recommend|suggest|"
-            r"give me|add|put|include|use|cook with|serve|offer)(?:ing)?\s+(?:me\s+)?(?P<x>.+)"),
-            r"\bi\s+(?:don't|do not|can't|cannot|never|won't|no longer)\s+(?:eat|have)\s+(?P<x>.+)",
-            r"\bi\s+(?:hate|dislike|detest|can't stand|don't like|do not like)\s+(?P<x>.+)",
-            r"\b(?:i'm|i am)\s+allergic\s+to\s+(?P<x>.+)",
-            r"\bavoid(?:ing)?\s+(?P<x>.+)",
-            r"^(?:no|hold the|without)\s+(?P<x>.+)")
-LIKE_ZH = (r"(?<!不)(?:最喜欢吃|最喜欢|喜欢吃|喜欢|偏好|偏爱|爱吃|最爱)(?P<x>.+)",)
-LIKE_EN = (r"\bi\s+(?:really\s+|also\s+|do\s+)?(?:like|love|prefer|enjoy|adore)\s+(?P<x>.+)",
-           r"\b(?:i'm|i am)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+(?P<x>.+)",
-           r"\bmy\s+favou?rite\s+(?:food|ingredient|dish|cuisine)\s+is\s+(?P<x>.+)")
-LITTLE = r"(?:一点点?|一些|少量|少许)"
-LIMIT_ZH = (rf"(?P<x>{CJK}{{1,8}}?)(?:现在|其实|也|还是)*(?:可以|能|可)(?:接受|吃|放)?{LITTLE}",
-            rf"(?:可以|能)(?:接受|吃|放){LITTLE}(?P<x>{CJK}{{1,8}})")
-ALLOW_ZH = (rf"(?P<x>{CJK}{{1,8}}?)(?:现在|其实|也)*(?:可以|能)(?:吃|接受)了",
-            rf"(?:现在|其实)(?:可以|能|也)?吃(?P<x>{CJK}{{1,8}}?)了")
-OK_EN = (r"(?P<x>[a-z][a-z ]{0,30}?)\s+(?:is|are)\s+(?:fine|ok|okay|alright|acceptable)\b",
-         r"\bi\s+can\s+(?:eat|have)\s+(?P<x>[a-z][a-z ]{0,40}?)(?:\s+(?:now|again|too))?[.!]*$",
-         r"\bi\s+eat\s+(?P<x>[a-z][a-z ]{0,30}?)\s+(?:now|again)\b")
-AMOUNT = r"一点|一些|少量|少许|small amounts?|a little|a bit|in moderation|not too much|sparingly"
-LEAD_ZH = r"^(?:其实|现在|我们|我|对于|但是|但|不过|那)+"
-LEAD_EN = (r"^(?:(?:actually|but|now|well|ok|okay|so|also|i think|i guess|a little|a bit of|"
-           r"a bit|some|small amounts? of|a small amount of|the)\s+)+")
-TASK_DONE = (r"^(?:我们?)?(?:已经)?(?:完成了|做完了|搞定了|已完成)[:：]?\s*(?P<x>.+)",
-             r"^(?P<x>.+?)(?:已经)?(?:完成了|做完了|搞定了|已完成)了?[。！!.]*$",
-             r"^(?:done|finished|completed)\b(?:\s+with)?\s*[:：-]?\s*(?P<x>.+)",
-             r"^i(?:'ve| have|'m| am)?\s+(?:just\s+)?(?:finished|completed|done with)\s+(?P<x>.+)",
-             r"^(?P<x>.+?)\s+(?:is|are)\s+(?:done|finished|complete)[.!]*$")
-TASK_OPEN = (r"^(?:todo|to-do|待办(?:事项)?|任务)\s*[:：-]\s*(?P<x>.+)", r"^todo\s+(?P<x>.+)")
-TASK_LOOSE = (r"(?:我需要|提醒我|别忘了|不要忘了)(?P<x>.+)",
-              r"\b(?:i need to|remind me to|don't forget to)\s+(?P<x>.+)")
-ZH_ITEM_LEAD = r"^(?:吃|用|放|加|给我|任何|带|有|推荐)+"
-ZH_ITEM_TAIL = r"(?:了|啦|哦|吧|啊|呀|嘛|吗|呢|的菜|的东西|的食物|这类的?|之类的?|等等?|的)+$"
-EN_ITEM_LEAD = (r"^(?:(?:any|the|a|an|some|more|much|too much|anything with|food with|foods with|"
-                r"dishes with|eating|to eat|to cook|cooking with|cooking)\s+)+")
-EN_ITEM_TAIL = (r"\s+(?:in|for|when|from|at|on|anymore|any more|again|please|ever|because|since|"
-                r"as|if|unless|with|to|either|too|though|thanks|thank you|today|tonight|now)\b.*$")
-NOT_FOOD_ZH = (r"太|很|什么|这|那|我|你|他|她|它|一点|东西|麻烦|担心|客气|着急|忘|事|人|话|时间|"
-               r"方案|问题")
-STOP_EN = _words("it|that|this|them|you|me|him|her|problem|problems|worries|idea|ideas|thanks|"
-                 "one|way|time|anything|everything|nothing|something|please|stuff|much|lot")
-EN_CLAUSE = (r"\s*[,;]\s*(?=(?:but|so|though|although|also|plus|please|nothing|no|just|i|we|"
-             r"and i)\b)|\s+(?:but|and|so)\s+(?=(?:i|we)\b)")
-SAY_PREFIX = (r"^(?:请记住|请记下|记住|记下|记一下|帮我记录一下|帮我记录|帮我记一下|注意|备注|"
-              r"please remember|remember|please note|note)\s*(?:that\s+)?[,，:：]?\s*")
-TRIM_END = r"[\s。！？；;!?.，,]+$"
 
 
 @cache
