@@ -106,3 +106,41 @@ def test_transaction_failure_leaves_no_half_write(tmp_path):
     with pytest.raises(StoreUnavailable):
         store.append_messages([_msg(1), _msg(1)])  # second insert violates the primary key
     assert store.db.one("select count(*) from memory_messages")[0] == 0
+
+
+def _node(i, **extra):
+    node = {"id": f"mem_{i:04d}", "scope": "workspace", "domain": "生活技能",
+            "categoryPath": ["生活技能", "做饭", "饮食偏好"], "type": "preference",
+            "key": "avoid_ingredient", "valueJson": "香菜", "title": f"用户不吃香菜 {i}",
+            "content": "推荐菜谱时避免香菜。", "status": "active", "confidence": 0.9,
+            "importance": 0.9, "tags": ["忌口"], "entities": ["香菜"],
+            "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-01T00:00:00.000Z"}
+    node.update(extra)
+    return node
+
+
+def test_the_design_memory_store_interface(tmp_path):
+    from ekko_mem.store.interface import MemoryStore
+    store = open_store(tmp_path / "memory.db", create=True)
+    assert isinstance(store, MemoryStore)
+    store.append_message(_msg(1))
+    assert [m["id"] for m in store.list_recent_messages("s1", 5)] == ["msg_0001"]
+    summary = {"id": "sum_1", "sessionId": "s1", "fromMessageId": "msg_0001",
+               "toMessageId": "msg_0001", "summary": "一条", "createdAt": "2026-01-01T00:00:00Z"}
+    store.append_summary(summary)
+    assert store.get_latest_summary("s1")["id"] == "sum_1"
+    store.upsert_node(_node(1))
+    store.upsert_node(_node(1, importance=0.5))  # the same id again: an update
+    assert store.get_node("mem_0001")["importance"] == 0.5
+    assert [n["id"] for n in store.list_active_nodes(category_path=["生活技能", "做饭"])] == [
+        "mem_0001"]
+    assert [n["id"] for n in store.search_nodes_text("香菜")] == ["mem_0001"]
+    store.supersede_node("mem_0001", _node(2, valueJson="葱", title="不吃葱"))
+    assert store.get_node("mem_0001")["status"] == "superseded"
+    assert store.get_node("mem_0002")["supersedesId"] == "mem_0001"
+    assert [n["id"] for n in store.list_active_nodes(types=["preference"])] == ["mem_0002"]
+    store.delete_node("mem_0002", "soft", "test")
+    assert store.list_active_nodes() == []
+    store.delete_node("mem_0002", "hard", "test")
+    assert store.get_node("mem_0002") is None
+    assert store.search_nodes_text("不吃葱") == []

@@ -7,11 +7,13 @@ from . import codec, fts
 from .connection import Connection
 from .nodes import NodeStore
 from .summaries import SummaryStore
+from .design_api import DesignStoreApi
 from .maintenance import MaintenanceStore
 from .transfer import TransferStore
 
 
-class SqliteMemoryStore(NodeStore, SummaryStore, TransferStore, MaintenanceStore):
+class SqliteMemoryStore(DesignStoreApi, NodeStore, SummaryStore, TransferStore,
+                        MaintenanceStore):
     def __init__(self, db: Connection) -> None:
         self.db = db
         self.path = db.path
