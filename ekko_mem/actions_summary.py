@@ -108,7 +108,18 @@ def do_extract(*, session=None, llm_cmd=None, retry=False, jobs=False, print_pro
             result = svc.extract(session=session, llm_cmd=llm_cmd)
     _warn_queued(result, quiet)
     if as_json:
-        return machine.emit_json(result)
-    if not quiet:
+        machine.emit_json(result)
+    elif not quiet:
         lines = _extraction_lines(result)
         human.lines(lines or [result.get("reason") or "no memory in the new messages"])
+    if apply is not None:
+        _fail_on_refusals(result)
+
+
+def _fail_on_refusals(result: dict) -> None:
+    """An answer applied by hand reports refusals in its exit code, as `remember` does;
+    automatic extraction does not (a refusal there is policy working, not an error)."""
+    from .actions_memory import _fail_from
+    refused = [r for r in result.get("results", []) if r.get("code") in (3, 4, 5)]
+    if refused and not any(r.get("accepted") for r in result.get("results", [])):
+        raise _fail_from(refused[0])

@@ -162,3 +162,12 @@ def test_schema_command(cli, ws):
         out = cli("schema", name)
         assert out.code == 0 and out.json()["type"] == "object"
     assert cli("schema", "nope").code == 2
+
+
+def test_applied_extraction_reports_refusals_in_the_exit_code(cli, ws):
+    _log(cli, CONVERSATION[:2])
+    secret = {"nodes": [{"operation": "create", "reason": "r", "node": {
+        "scope": "workspace", "type": "fact", "title": "token sk-abcdefghijklmnopqrstuvwx99"}}]}
+    import json as _json
+    out = cli("extract", "-s", "chat", "--apply", "-", input=_json.dumps(secret))
+    assert out.code == 3 and "sk-abcdefgh" not in out.err
