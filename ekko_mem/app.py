@@ -44,7 +44,8 @@ def _known(column: str):
         try:
             from .service import MemoryService
             with MemoryService() as svc:
-                values = svc.store.known_values(column)
+                values = sorted({v for _, store in svc._stores()
+                                 for v in store.known_values(column)})
         except Exception:  # completion must never fail loudly
             return []
         return [v for v in values if v.startswith(incomplete)]

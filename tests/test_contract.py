@@ -109,3 +109,21 @@ def test_every_command_has_help(cli):
     for name in group.commands:
         out = cli(name, "--help")
         assert out.code == 0 and "Usage" in out.out, name
+
+
+def test_completion_offers_known_values(cli, ws):
+    cli("remember", "--scope", "user", "--category", "生活技能/做饭/饮食偏好", "--key",
+        "avoid_ingredient", "--value", "香菜")
+
+    def complete(words, index):
+        return cli(env={"COMP_WORDS": words, "COMP_CWORD": str(index),
+                        "_EKKO_MEM_COMPLETE": "complete_bash"}).out.split()
+
+    assert complete("ekko-mem remember --scope ", 3) == ["session", "workspace", "user",
+                                                         "global"]
+    assert complete("ekko-mem query --type pre", 3) == ["preference"]
+    assert complete("ekko-mem log --role a", 3) == ["assistant"]
+    assert complete("ekko-mem context --format m", 3) == ["markdown"]
+    assert "生活技能" in complete("ekko-mem query --domain ", 3)
+    assert complete("ekko-mem query --category 生活", 3) == ["生活技能/做饭/饮食偏好"]
+    assert "avoid_ingredient" in complete("ekko-mem forget --key av", 3)
