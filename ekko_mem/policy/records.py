@@ -1,6 +1,8 @@
 """Normalising raw message input from flags or JSON lines into stored records."""
 from __future__ import annotations
 
+import json
+
 from ..env import format_time, parse_time
 from ..errors import Rejected
 from .vocab import ROLES, choose
@@ -52,3 +54,22 @@ def normalise_message(raw: dict, *, default_session: str, now: str) -> dict:
     if meta:
         out["metadata"] = meta
     return out
+
+
+def json_objects(lines, *, what: str) -> list[tuple[int, dict]]:
+    """(line number, object) for each non-blank JSON line; the first bad one is refused with
+    its number, so a batch is all or nothing."""
+    objects: list[tuple[int, dict]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise Rejected(f"line {number} is not valid JSON ({exc.msg})",
+                           f"fix that line; nothing was {what}") from None
+        if not isinstance(value, dict):
+            raise Rejected(f"line {number} is not a JSON object",
+                           f"each line must be one object; nothing was {what}")
+        objects.append((number, value))
+    return objects

@@ -1,11 +1,9 @@
 """The raw message log: append-only writes and session reads."""
 from __future__ import annotations
 
-import json
-
 from ..errors import NotFound, Rejected
 from ..ids import new_id
-from ..policy.records import normalise_message, parse_meta_pairs
+from ..policy.records import json_objects, normalise_message, parse_meta_pairs
 
 
 class MessageService:
@@ -18,19 +16,7 @@ class MessageService:
 
     def log_jsonl(self, lines, *, session: str | None = None) -> list[dict]:
         """Append many messages from JSON lines in one transaction; one bad line rejects all."""
-        raws: list[tuple[int, dict]] = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-            except ValueError as exc:
-                raise Rejected(f"line {number} is not valid JSON ({exc.msg})",
-                               "fix that line; nothing was written") from None
-            if not isinstance(raw, dict):
-                raise Rejected(f"line {number} is not a JSON object",
-                               "each line must be one message object; nothing was written")
-            raws.append((number, raw))
+        raws = json_objects(lines, what="written")
         if not raws:
             raise Rejected("no messages in the JSON lines input", "give one message per line")
         return self._append([r for _, r in raws], source=[n for n, _ in raws],

@@ -54,23 +54,29 @@ class SummaryService:
         return given or self.config.get("extractor.command")
 
     def _llm_extraction(self, sid, messages, command) -> dict:
+        from ..extract.prompts import extraction_prompt
+        from ..models import MemoryExtraction
+        prompt = extraction_prompt(self.store.get_latest_summary(sid), messages,
+                                   MemoryExtraction.model_json_schema())
+        answer, error = self._ask_llm(command, prompt, MemoryExtraction)
+        if error:
+            return self._queue(sid, "extract", messages, command, error)
+        return {"extraction": self._bind_sources(answer, messages)}
+
+    def _ask_llm(self, command: str, prompt: str, model) -> tuple[dict | None, str | None]:
+        """(validated answer, None) or (None, why it failed): never raises for the LLM."""
         from pydantic import ValidationError
 
         from ..extract.llm import LLMFailure, parse_json_answer, run_command
-        from ..extract.prompts import extraction_prompt
-        from ..models import MemoryExtraction, validation_message
-        prompt = extraction_prompt(self.store.get_latest_summary(sid), messages,
-                                   MemoryExtraction.model_json_schema())
+        from ..models import validation_message
         try:
             answer = parse_json_answer(run_command(command, prompt,
                                                    timeout=self._llm_timeout()))
-            extraction = MemoryExtraction.model_validate(answer).model_dump(exclude_none=True)
+            return model.model_validate(answer).model_dump(exclude_none=True), None
         except LLMFailure as exc:
-            return self._queue(sid, "extract", messages, command, str(exc))
+            return None, str(exc)
         except ValidationError as exc:
-            return self._queue(sid, "extract", messages, command,
-                               f"the answer does not match the schema: {validation_message(exc)}")
-        return {"extraction": self._bind_sources(extraction, messages)}
+            return None, f"the answer does not match the schema: {validation_message(exc)}"
 
     def _bind_sources(self, extraction: dict, messages: list[dict]) -> dict:
         """Every extracted node points at the messages it came from (all, when unsaid)."""
@@ -126,21 +132,13 @@ class SummaryService:
         return outcomes
 
     def _llm_extraction_retry(self, job, messages, command) -> dict:
-        from pydantic import ValidationError
-
-        from ..extract.llm import LLMFailure, parse_json_answer, run_command
         from ..extract.prompts import extraction_prompt
-        from ..models import MemoryExtraction, validation_message
+        from ..models import MemoryExtraction
         prompt = extraction_prompt(None, messages, MemoryExtraction.model_json_schema())
-        try:
-            answer = parse_json_answer(run_command(command, prompt,
-                                                   timeout=self._llm_timeout()))
-            extraction = MemoryExtraction.model_validate(answer).model_dump(exclude_none=True)
-        except LLMFailure as exc:
-            return {"error": str(exc)}
-        except ValidationError as exc:
-            return {"error": f"the answer does not match the schema: {validation_message(exc)}"}
-        extraction = self._bind_sources(extraction, messages)
+        answer, error = self._ask_llm(command, prompt, MemoryExtraction)
+        if error:
+            return {"error": error}
+        extraction = self._bind_sources(answer, messages)
         return {"results": self.apply_extraction(extraction, session=job["sessionId"])}
 
     def _finish_job(self, job, status, error) -> None:
@@ -200,18 +198,10 @@ class SummaryService:
             return None
 
     def _llm_summary_draft(self, sid, messages, command, *, queue: bool) -> dict:
-        from pydantic import ValidationError
-
-        from ..extract.llm import LLMFailure, parse_json_answer, run_command
-        from ..models import SummaryDraft, validation_message
+        from ..models import SummaryDraft
         prompt = self.summary_prompt(session=sid)["prompt"]
-        try:
-            answer = parse_json_answer(run_command(command, prompt,
-                                                   timeout=self._llm_timeout()))
-            draft = SummaryDraft.model_validate(answer).model_dump(exclude_none=True)
-        except (LLMFailure, ValidationError) as exc:
-            error = (f"the answer does not match the schema: {validation_message(exc)}"
-                     if isinstance(exc, ValidationError) else str(exc))
+        draft, error = self._ask_llm(command, prompt, SummaryDraft)
+        if error:
             return self._queue(sid, "summary", messages, command, error) if queue else \
                 {"error": error}
         return {"draft": draft}

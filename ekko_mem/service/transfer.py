@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from ..errors import NeedsConfirmation, Rejected
+from ..policy.records import json_objects
 
 FORMAT = "ekko-mem-export"
 VERSION = 1
@@ -57,15 +58,8 @@ class TransferService:
         models = {"message": MemoryMessage, "summary": MemorySummary, "node": MemoryNode,
                   "event": MemoryAuditEvent}
         records = []
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-            except ValueError as exc:
-                raise Rejected(f"line {number} is not valid JSON ({exc.msg})",
-                               "fix that line; nothing was imported") from None
-            kind = item.get("kind") if isinstance(item, dict) else None
+        for number, item in json_objects(lines, what="imported"):
+            kind = item.get("kind")
             if kind == "header":
                 if item.get("format") != FORMAT or item.get("version") != VERSION:
                     raise Rejected(f"line {number}: not an {FORMAT} v{VERSION} file",
