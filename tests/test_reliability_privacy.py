@@ -163,6 +163,8 @@ SAFE_SQL_NAMES = {
     # reviewed: store/maintenance.py (fixed table names + "_fts_docsize"), store/transfer.py
     # (a WHERE clause of fixed text and placeholders)
     "shadow", "clause",
+    # reviewed: store/search.py (bm25 over an allow-listed table name and constant weights)
+    "bm25",
 }
 
 

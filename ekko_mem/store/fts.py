@@ -91,3 +91,14 @@ def match_any(text: str) -> str | None:
             terms.extend(query_terms(run))
     seen = list(dict.fromkeys(terms))
     return " OR ".join(seen) if seen else None
+
+
+def split_expression(match: str) -> tuple[list[str], str]:
+    """The terms of an expression built by match_all/match_any, and their joiner.
+
+    Safe to split on the upper-case operators: every term is quoted and lower-cased.
+    """
+    for joiner in (" AND ", " OR "):
+        if joiner in match:
+            return match.split(joiner), joiner
+    return [match], " AND "

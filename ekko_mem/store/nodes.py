@@ -1,12 +1,13 @@
 """Memory nodes, their FTS rows and their audit events."""
 from __future__ import annotations
 
+import json
+
 from . import codec, fts
 
 # bm25 column weights for (title, content, tags, entities): a hit in the title says most about
 # what a memory is about, an entity next, a tag next, a word in the body least.
 FTS_WEIGHTS = (4.0, 1.0, 2.0, 3.0)
-FTS_WINDOW = 2000  # newest matches ranked per search
 _N_COLS = ", ".join("n." + c.strip() for c in codec.NODE_COLUMNS.split(","))
 
 
@@ -38,15 +39,19 @@ def node_filters(f: dict) -> tuple[list[str], list]:
     # With a category prefix the category range is the selective term; a plain status term
     # would tempt the planner (no ANALYZE stats) into walking every active node instead.
     within("+n.status" if f.get("categoryPrefix") else "status", f.get("statuses") or ["active"])
+    # Likewise scope, type and domain: without ANALYZE stats the planner would walk a whole
+    # scope on idx_memory_nodes_key rather than the few nodes in the category range.
+    in_category = bool(f.get("categoryPrefix"))
     if f.get("scopes"):
-        within("scope", f["scopes"])
+        within("+n.scope" if in_category else "scope", f["scopes"])
     if f.get("types"):
-        within("type", f["types"])
+        within("+n.type" if in_category else "type", f["types"])
     for field, column in (("domain", "domain"), ("key", "key"), ("sessionId", "session_id"),
                           ("workspaceId", "workspace_id"), ("userId", "user_id"),
                           ("supersedesId", "supersedes_id")):
         if f.get(field) is not None:
-            where.append(f"n.{column} = ?")
+            prefix = "+n." if in_category and field == "domain" else "n."
+            where.append(f"{prefix}{column} = ?")
             args.append(f[field])
     if "valueJson" in f and f["valueJson"] is not None:
         where.append("n.value_json = ?")
@@ -113,22 +118,23 @@ class NodeStore:
             " limit ?", (*args, window, exact, high, exact, len(exact) + 1, limit))
         return [codec.node_from_row(r) for r in rows]
 
-    def search_nodes(self, match: str, f: dict, *, limit: int = 20,
-                     window: int = FTS_WINDOW) -> list[tuple[dict, float]]:
-        """Nodes matching an FTS5 expression, best bm25 first, with their scores.
-
-        Only the newest `window` matches are ranked: bm25 costs time for every row it scores,
-        and a common word matches a large share of a big db.
-        """
+    def search_nodes(self, match: str, f: dict, *, limit: int = 20) -> list[tuple[dict, float]]:
+        """Nodes matching an FTS5 expression that pass the filters, best bm25 first (ties:
+        the more important), with their scores. See store/search.py for the bounded cost."""
+        hits = self.ranked_rowids("memory_nodes_fts", match,
+                                  ", ".join(str(w) for w in FTS_WEIGHTS))
+        if not hits:
+            return []
+        scores = dict(hits)
         where, args = node_filters(f)
-        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
-        rows = self.db.all(
-            f"select {_N_COLS}, hits.score from (select rowid,"
-            f" bm25(memory_nodes_fts, {weights}) as score from memory_nodes_fts"
-            " where memory_nodes_fts match ? order by rowid desc limit ?) hits"
-            f" join memory_nodes n on n.rowid = hits.rowid where {' and '.join(where)}"
-            " order by hits.score limit ?", (match, window, *args, limit))
-        return [(codec.node_from_row(r[:-1]), r[-1]) for r in rows]
+        # CROSS JOIN keeps the candidate list as the outer loop: rowid lookups, never a walk
+        # of an index over every active node.
+        rows = self.db.all(f"select n.rowid, {_N_COLS} from json_each(?) hit cross join"
+                           f" memory_nodes n on n.rowid = hit.value"
+                           f" where {' and '.join(where)}", (json.dumps(list(scores)), *args))
+        rows.sort(key=lambda r: r[25], reverse=True)  # updated_at: newer first among equals
+        rows.sort(key=lambda r: (scores[r[0]], -r[18]))  # then bm25, then importance
+        return [(codec.node_from_row(r[1:]), scores[r[0]]) for r in rows[:limit]]
 
     def count_nodes(self, statuses: list[str] | None = None) -> int:
         if statuses:

@@ -1,6 +1,7 @@
 """SqliteMemoryStore: typed reads and writes over one memory db."""
 from __future__ import annotations
 
+import json
 import os
 
 from . import codec, fts
@@ -8,11 +9,12 @@ from .connection import Connection
 from .nodes import NodeStore
 from .summaries import SummaryStore
 from .design_api import DesignStoreApi
+from .search import SearchStore
 from .maintenance import MaintenanceStore
 from .transfer import TransferStore
 
 
-class SqliteMemoryStore(DesignStoreApi, NodeStore, SummaryStore, TransferStore,
+class SqliteMemoryStore(DesignStoreApi, SearchStore, NodeStore, SummaryStore, TransferStore,
                         MaintenanceStore):
     def __init__(self, db: Connection) -> None:
         self.db = db
@@ -120,14 +122,19 @@ class SqliteMemoryStore(DesignStoreApi, NodeStore, SummaryStore, TransferStore,
 
     def search_messages(self, match: str, *, exclude_session: str | None = None,
                         limit: int = 5) -> list[dict]:
-        # Rank the newest matches only, as search_nodes does: bm25 costs per matching row.
-        rows = self.db.all(
-            f"select {', '.join('m.' + c.strip() for c in codec.MESSAGE_COLUMNS.split(','))}"
-            " from (select rowid, bm25(memory_messages_fts) as score from memory_messages_fts"
-            " where memory_messages_fts match ? order by rowid desc limit 2000) hits"
-            " join memory_messages m on m.rowid = hits.rowid where m.session_id is not ?"
-            " order by hits.score limit ?", (match, exclude_session, limit))
-        return [codec.message_from_row(r) for r in rows]
+        """Messages matching an FTS5 expression, outside one session, best bm25 first."""
+        hits = self.ranked_rowids("memory_messages_fts", match)
+        if not hits:
+            return []
+        scores = dict(hits)
+        columns = ", ".join("m." + c.strip() for c in codec.MESSAGE_COLUMNS.split(","))
+        rows = self.db.all(f"select m.rowid, {columns} from json_each(?) hit cross join"
+                           " memory_messages m on m.rowid = hit.value"
+                           " where m.session_id is not ?", (json.dumps(list(scores)),
+                                                            exclude_session))
+        rows.sort(key=lambda r: r[7], reverse=True)  # created_at: newer first among equals
+        rows.sort(key=lambda r: scores[r[0]])
+        return [codec.message_from_row(r[1:]) for r in rows[:limit]]
 
     def list_sessions(self, limit: int = 100) -> list[dict]:
         rows = self.db.all(
