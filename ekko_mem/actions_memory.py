@@ -41,15 +41,21 @@ def _describe_write(result: dict) -> str:
     return text
 
 
-def do_remember(text, *, fields, supersedes=None, reason="", actor="user", yes=False,
-                session=None, as_json=False, quiet=False, workspace=None):
-    if text is None and not fields and not sys.stdin.isatty():
-        text = read_text(None)
-    elif text == "-":
-        text = read_text("-")
+def do_remember(text, *, scope=None, session=None, domain=None, category=None, type=None,
+                key=None, value=None, title=None, content=None, tag=None, entity=None,
+                confidence=None, importance=None, expires=None, supersedes=None, source=None,
+                reason="", actor="user", yes=False, as_json=False, quiet=False,
+                workspace=None):
+    fields = {k: v for k, v in {
+        "scope": scope, "domain": domain, "categoryPath": category, "type": type, "key": key,
+        "valueJson": value, "title": title, "content": content, "tags": tag,
+        "entities": entity, "confidence": confidence, "importance": importance,
+        "expiresAt": expires, "sourceMessageIds": source}.items() if v not in (None, [], "")}
+    if text == "-" or (text is None and not fields and not supersedes):
+        text = read_text(text)
     svc = service(workspace, session)
-    if fields.get("valueJson") is not None:
-        fields["valueJson"] = svc.value_from_text(fields["valueJson"])
+    if value is not None:
+        fields["valueJson"] = svc.value_from_text(value)
     with svc:
         results = svc.remember(text, fields=fields, supersedes=supersedes, reason=reason,
                                actor=actor, confirm=yes, session=session)

@@ -186,14 +186,14 @@ def remember(
     Example: ekko-mem remember "以后做饭别给我推荐香菜，我喜欢少油少辣"
     Example: ekko-mem remember --scope user --category 生活技能/做饭/饮食偏好 --key avoid_ingredient --value 香菜
     """  # noqa: E501
-    fields = {"scope": scope, "domain": domain, "categoryPath": category, "type": type,
-              "key": key, "valueJson": value, "title": title, "content": content,
-              "tags": tag, "entities": entity, "confidence": confidence,
-              "importance": importance, "expiresAt": expires, "sourceMessageIds": source}
     from . import actions_memory
-    actions_memory.do_remember(text, fields=fields, supersedes=supersedes, reason=reason,
-                               actor=actor, yes=yes, session=session, as_json=json,
-                               quiet=quiet, workspace=workspace)
+    actions_memory.do_remember(text, scope=scope, session=session, domain=domain,
+                               category=category, type=type, key=key, value=value,
+                               title=title, content=content, tag=tag, entity=entity,
+                               confidence=confidence, importance=importance, expires=expires,
+                               supersedes=supersedes, source=source, reason=reason,
+                               actor=actor, yes=yes, as_json=json, quiet=quiet,
+                               workspace=workspace)
 
 
 @app.command()

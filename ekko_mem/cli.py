@@ -11,7 +11,7 @@ import sys
 
 from .errors import EkkoError, ExitCode
 
-# option -> (parameter, kind): kind is "value", "int", "flag" or "append".
+# option -> (parameter, kind): kind is "value", "int", "float", "flag" or "append".
 COMMON = {"--workspace": ("workspace", "value"), "-w": ("workspace", "value"),
           "--json": ("as_json", "flag")}
 QUIET = {"--quiet": ("quiet", "flag"), "-q": ("quiet", "flag")}
@@ -26,6 +26,16 @@ FAST_COMMANDS: dict[str, tuple[str, bool, dict]] = {
         "-b": ("budget", "value"), "--format": ("format", "value"), "-f": ("format", "value"),
         "--counter": ("counter", "value"), "--strict": ("strict", "flag"),
         "--with-input": ("with_input", "flag")}),
+    "remember": ("actions_memory", True, {
+        **COMMON, **QUIET, **SESSION, "--scope": ("scope", "value"),
+        "--domain": ("domain", "value"), "--category": ("category", "value"),
+        "--type": ("type", "value"), "--key": ("key", "value"), "--value": ("value", "value"),
+        "--title": ("title", "value"), "--content": ("content", "value"),
+        "--tag": ("tag", "append"), "--entity": ("entity", "append"),
+        "--confidence": ("confidence", "float"), "--importance": ("importance", "float"),
+        "--expires": ("expires", "value"), "--supersedes": ("supersedes", "value"),
+        "--source": ("source", "append"), "--reason": ("reason", "value"),
+        "--actor": ("actor", "value"), "--yes": ("yes", "flag"), "-y": ("yes", "flag")}),
     "history": ("actions", False, {**COMMON, **SESSION, **NO_COLOR,
                                    "--limit": ("limit", "int"), "-n": ("limit", "int")}),
     "query": ("actions_memory", True, {
@@ -70,6 +80,11 @@ def parse_fast(argv: list[str]) -> tuple[str, dict] | None:
             if not value.lstrip("-").isdigit():
                 return None
             value = int(value)
+        elif kind == "float":
+            try:
+                value = float(value)
+            except ValueError:
+                return None
         if kind == "append":
             params.setdefault(param, []).append(value)
         else:

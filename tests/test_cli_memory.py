@@ -139,3 +139,11 @@ def test_key_and_value_alone_make_a_memory(cli, ws):
     assert out.code == 0, out
     node = cli("show", out.jsonl()[0]["nodeId"], "--json").json()["node"]
     assert node["type"] == "preference" and node["title"] == "avoid_ingredient: 蒜"
+
+
+def test_remember_reads_piped_text_when_given_nothing_else(cli, ws):
+    out = cli("remember", "--json", input="以后做饭别给我推荐香菜\n")
+    assert out.code == 0, out
+    assert [r["scope"] for r in out.jsonl()] == ["user"]
+    assert cli("query", "--key", "avoid_ingredient", "--json").json()["exact"][0][
+        "valueJson"] == "香菜"
