@@ -143,20 +143,9 @@ def test_read_only_db_refuses_writes_and_context_still_reads(cli, tmpfs):
     context = cli("context", "push", "--format", "json", cwd=ws)
     assert context.code == 0, context
     data = context.json()
-    assert data["diagnostics"]["storeStatus"] in ("ok", "degraded", "disabled")
-    assert "Traceback" not in context.err
-
-
-def test_context_on_read_only_db_still_finds_memory(cli, tmpfs):
-    point = tmpfs("4m")
-    ws = point / "ws"
-    ws.mkdir()
-    assert cli("init", cwd=ws).code == 0
-    assert cli("remember", "--type", "constraint", "--title", "Never push to main directly",
-               cwd=ws).code == 0
-    remount_ro(point)
-    data = cli("context", "push", "--format", "json", cwd=ws).json()
+    assert data["diagnostics"]["storeStatus"] == "degraded"  # read-only: read, not recorded
     assert "Never push to main directly" in data["text"], data
+    assert "Traceback" not in context.err
 
 
 def test_unwritable_folder_for_init_is_a_clear_error(cli, tmpfs):
