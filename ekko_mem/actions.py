@@ -76,7 +76,16 @@ def _read_lines(source: str):
                          "convert it first, for example with iconv -t UTF-8") from None
 
 
-def do_history(*, session=None, limit=20, as_json=False, no_color=False, workspace=None):
+def do_history(*, session=None, limit=20, sessions=False, as_json=False, no_color=False,
+               workspace=None):
+    if sessions:
+        with service(workspace) as svc:
+            found = svc.sessions(limit)
+        if as_json:
+            return machine.emit_jsonl(found)
+        return human.table("sessions", ["session", "messages", "first", "last"],
+                           [[s["sessionId"], s["messages"], s["firstAt"], s["lastAt"]]
+                            for s in found], no_color=no_color)
     with service(workspace, session) as svc:
         result = svc.history(session=session, limit=limit)
     if as_json:

@@ -132,14 +132,17 @@ def log(
 def history(
     session: Session = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many messages.")] = 20,
+    sessions: Annotated[bool, typer.Option(
+        "--sessions", help="List the sessions instead, most recent first.")] = False,
     workspace: Workspace = None, json: Json = False, no_color: NoColor = False,
 ) -> None:
     """Show a session's recent messages, oldest first (JSON Lines with --json).
 
     Example: ekko-mem history -s git -n 5 --json | jq -r .content
+    Example: ekko-mem history --sessions
     """
-    actions.do_history(session=session, limit=limit, as_json=json, no_color=no_color,
-                       workspace=workspace)
+    actions.do_history(session=session, limit=limit, sessions=sessions, as_json=json,
+                       no_color=no_color, workspace=workspace)
 
 
 @app.command()

@@ -37,7 +37,8 @@ FAST_COMMANDS: dict[str, tuple[str, bool, dict]] = {
         "--source": ("source", "append"), "--reason": ("reason", "value"),
         "--actor": ("actor", "value"), "--yes": ("yes", "flag"), "-y": ("yes", "flag")}),
     "history": ("actions", False, {**COMMON, **SESSION, **NO_COLOR,
-                                   "--limit": ("limit", "int"), "-n": ("limit", "int")}),
+                                   "--limit": ("limit", "int"), "-n": ("limit", "int"),
+                                   "--sessions": ("sessions", "flag")}),
     "query": ("actions_memory", True, {
         **COMMON, **SESSION, **NO_COLOR, "--scope": ("scope", "append"),
         "--type": ("type", "append"), "--tag": ("tag", "append"),

@@ -260,3 +260,12 @@ def test_fast_and_full_paths_print_the_same(cli, ws):
             assert json.loads(fast.out)["relevant"][0]["id"] == json.loads(full.stdout)["relevant"][0]["id"]
         else:
             assert strip(fast.out) == strip(full.stdout), args
+
+
+def test_history_lists_sessions(cli, ws):
+    cli("log", "a", "-s", "one", env={"EKKO_NOW": "2026-01-01T00:00:00Z"})
+    cli("log", "b", "-s", "two", env={"EKKO_NOW": "2026-01-02T00:00:00Z"})
+    cli("log", "c", "-s", "two", env={"EKKO_NOW": "2026-01-03T00:00:00Z"})
+    rows = cli("history", "--sessions", "--json").jsonl()
+    assert [(r["sessionId"], r["messages"]) for r in rows] == [("two", 2), ("one", 1)]
+    assert "two\t2" in cli("history", "--sessions").out

@@ -36,10 +36,6 @@ class ServiceBase:
                 or self.config.get("session.default"))
 
     @property
-    def default_session(self) -> str:
-        return self.session()
-
-    @property
     def config(self):
         """Workspace config.toml over ~/.ekko/config.toml; invalid files stop the command."""
         if self._config is None:

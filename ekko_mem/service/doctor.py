@@ -124,7 +124,7 @@ class DoctorService:
                 return out
         purged = workspace.purged_message_ids()
         missing = store.missing_sources(
-            lambda mid: {mid} if mid in purged else workspace.message_ids_exist([mid]))
+            lambda ids: (set(ids) & purged) | workspace.message_ids_exist(ids))
         out.append(_check(name, "source messages", not missing,
                           f"{len(missing)} nodes cite messages that are gone:"
                           f" {', '.join(missing[:5])}" if missing else

@@ -60,4 +60,7 @@ class MessageService:
         return {"sessionId": sid, "messages": self.store.list_recent_messages(sid, limit)}
 
     def sessions(self, limit: int = 100) -> list[dict]:
+        """Sessions with their message counts, the most recently active first."""
+        if limit < 1:
+            raise Rejected(f"--limit must be at least 1, not {limit}", "pass --limit 20")
         return self.store.list_sessions(limit)

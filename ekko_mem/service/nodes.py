@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from ..errors import EkkoError, NeedsConfirmation, NotFound, Rejected
 from ..ids import new_id
-from ..policy import scope as scope_policy
 from ..policy.vocab import ACTORS, OPERATIONS, SCOPES, STATUSES, TYPES, choose
 from .context import ContextService
 from .drafts import DraftMixin
@@ -245,6 +244,3 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
     def check_choice(self, kind: str, value: str | None):
         table = {"scope": SCOPES, "type": TYPES, "status": STATUSES}[kind]
         return None if value is None else choose(kind, value, table)
-
-    def session_scope_allowed(self, node: dict, actor: str) -> tuple[str, str]:
-        return scope_policy.check_write(node["scope"], actor, node)

@@ -111,10 +111,3 @@ def migration_status(store: SqliteMemoryStore) -> dict:
     version = store.schema_version()
     return {"version": version, "latest": latest_version(),
             "applied": store.applied_migrations(), "pending": pending(version)}
-
-
-def remove_db_files(path) -> None:
-    for suffix in ("", "-wal", "-shm"):
-        candidate = f"{path}{suffix}"
-        if os.path.exists(candidate):
-            os.remove(candidate)

@@ -42,11 +42,16 @@ class MaintenanceStore:
         return {"dangling": dangling, "superseded_without_successor": orphaned,
                 "both_active": double}
 
-    def missing_sources(self, message_ids_known) -> list[str]:
-        """Nodes citing a source message that is not in the workspace log."""
+    def missing_sources(self, known_among) -> list[str]:
+        """Nodes citing a source message that is not in the workspace log; `known_among(ids)`
+        says which of a batch of ids exist, so the log is asked once per 500 ids."""
         rows = self.db.all("select n.id, j.value from memory_nodes n,"
                            " json_each(n.source_message_ids_json) j")
-        return sorted({node for node, mid in rows if mid not in message_ids_known(mid)})
+        cited = sorted({mid for _, mid in rows})
+        known: set[str] = set()
+        for start in range(0, len(cited), 500):
+            known |= known_among(cited[start:start + 500])
+        return sorted({node for node, mid in rows if mid not in known})
 
     def summaries_missing_messages(self) -> list[str]:
         rows = self.db.all(
