@@ -1,4 +1,4 @@
-"""`ekko-mem context` per process on the workspace issue 4 names: 10,000 nodes, 50,000 messages.
+"""`ekko-mem context` per process on a workspace of 10,000 nodes and 50,000 messages.
 
 Usage: python -m bench.context_load [--venv /tmp/ekko-bench-venv] [--runs 20] [--cache DIR]
 Builds the workspace once (cached), through the same generator and write path as `python -m

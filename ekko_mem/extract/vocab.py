@@ -33,8 +33,8 @@ FLAVOUR_NOUNS = {
     "甜": "sugar", "甜食": "sugar", "spicy": "spicy", "spice": "spicy", "spicy food": "spicy",
     "anything spicy": "spicy", "oily food": "oil", "greasy food": "oil", "fried food": "oil",
     "salty food": "salt", "sweets": "sugar", "sweet food": "sugar"}
-# (field, level, phrases). "none" refuses (不吃辣), "low" reduces (少辣). The brief reads an off
-# day's "nothing spicy" as a reduction, so it is "low" too.
+# (field, level, phrases). "none" refuses (不吃辣), "low" reduces (少辣). "Nothing spicy" on an
+# off day asks for a reduction while it lasts, so it is "low" too.
 FLAVOUR_SPEC = (
     ("oil", "low", ("少油|低油|少放油|不要太油|别太油|不要放太多油|别放太多油|不油腻|清淡|less oil|"
                    "low oil|not too oily|not oily|less oily|less greasy|not too greasy")),
