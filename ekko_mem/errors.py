@@ -31,13 +31,6 @@ class EkkoError(Exception):
         text = f"ekko-mem: {self.message}"
         return f"{text}; {self.hint}" if self.hint else text
 
-    def as_dict(self) -> dict:
-        out = {"error": self.slug, "message": self.message, "exitCode": int(self.code)}
-        if self.hint:
-            out["hint"] = self.hint
-        out.update(self.data)
-        return out
-
 
 class UsageError(EkkoError):
     code = ExitCode.USAGE

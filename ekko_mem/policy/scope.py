@@ -1,8 +1,6 @@
 """Who may write which scope, and how a proposed node's scope is settled."""
 from __future__ import annotations
 
-from .schema import ENGINEERING_DOMAINS
-
 # Words that mark a passing state: such memory never enters long-term user scope.
 TEMPORARY_WORDS = ("今天", "今晚", "今日", "这周", "本周", "暂时", "最近", "这几天", "现在有点",
                    "today", "tonight", "this week", "for now", "temporarily", "right now",
@@ -19,10 +17,6 @@ def default_scope(node: dict, rule: dict | None, actor: str) -> str:
     if node["type"] in ("constraint", "decision", "fact", "task", "skill", "recipe"):
         return "workspace"  # project technical constraints default to workspace, never user
     return "user" if actor == "user" or node.get("explicit") else "session"
-
-
-def is_engineering(domain: str) -> bool:
-    return domain.lower() in ENGINEERING_DOMAINS
 
 
 def looks_temporary(node: dict) -> bool:

@@ -7,7 +7,7 @@ from ..env import format_time
 from ..errors import NeedsConfirmation, Rejected
 from ..ids import new_id
 from ..policy import scope as scope_policy
-from ..policy.schema import Schema, shape_of
+from ..policy.schema import Schema
 from ..policy.vocab import SCOPES, TYPES, choose
 
 TITLE_MAX = 80
@@ -229,7 +229,3 @@ class DraftMixin:
             return json.loads(text)
         except ValueError:
             return text
-
-    @staticmethod
-    def shape(value) -> str:
-        return shape_of(value)

@@ -109,9 +109,9 @@ class QueryService:
         return q
 
     def _read_stores(self, scopes: list[str] | None = None) -> list[tuple[str, object]]:
+        held = {"user": {"user"}, "workspace": {"workspace", "session"}}  # scopes per db
         stores = [(name, s) for name, s in self._stores()
-                  if not scopes or name == "user" and "user" in scopes
-                  or name == "workspace" and {"workspace", "session"} & set(scopes)]
+                  if not scopes or held[name] & set(scopes)]
         if not scopes or "global" in scopes:
             seed = self.global_store()
             if seed is not None:
