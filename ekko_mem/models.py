@@ -264,6 +264,20 @@ class MemoryContextDiagnostics(Model):
     tokenCounter: Optional[str] = None
     omitted: List[Dict[str, Any]] = Field(default_factory=list)
     truncated: List[str] = Field(default_factory=list)
+    candidatesConsidered: int = 0
+    belowRelevanceFloor: int = 0
+    ranked: int = 0
+    packed: int = 0
+    cutForBudget: List[str] = Field(default_factory=list)
+
+
+class RankedItem(Model):
+    """Why a ranked item is in the context: its score, and which signals brought it."""
+    id: str
+    kind: Literal["node", "message", "summary"]
+    score: float
+    via: List[Literal["lexical", "time", "pair"]]
+    matched: List[str]
 
 
 class MemoryContext(Model):
@@ -276,7 +290,9 @@ class MemoryContext(Model):
     constraints: List[MemoryNode]
     preferences: List[MemoryNode]
     relevantMessages: List[MemoryMessage] = Field(default_factory=list)
+    relevantSummaries: List[MemorySummary] = Field(default_factory=list)
     usedMemoryIds: List[str]
+    ranking: List[RankedItem] = Field(default_factory=list)
     diagnostics: MemoryContextDiagnostics
     text: Optional[str] = None
 

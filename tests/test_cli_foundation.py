@@ -185,17 +185,16 @@ def test_migrate_status_and_dry_run(cli, ws):
     assert cli("migrate").out.strip().endswith("nothing to apply")
     path = ws / ".ekko" / "memory.db"
     db = sqlite3.connect(path)
-    for index in ("idx_memory_nodes_rank", "idx_memory_nodes_key_value",
-                  "idx_memory_nodes_status_expires"):
-        db.execute(f"drop index {index}")
-    db.execute("delete from memory_schema_migrations where version = 4")
-    db.execute("PRAGMA user_version = 3")
+    db.execute("drop index idx_memory_messages_created")
+    db.execute("delete from memory_schema_migrations where version = 5")
+    db.execute("PRAGMA user_version = 4")
     db.commit()
     db.close()
     dry = cli("migrate", "--dry-run", "--json").json()
-    assert dry["pending"] == [[4, "m004_index_ranked_lookups"]] and dry["appliedNow"] == []
+    assert dry["pending"] == [[5, "m005_reindex_stemmed_unigrams"]]
+    assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
-    assert applied["appliedNow"] == ["m004_index_ranked_lookups"]
+    assert applied["appliedNow"] == ["m005_reindex_stemmed_unigrams"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

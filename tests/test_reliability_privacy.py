@@ -157,7 +157,7 @@ def test_edit_that_adds_a_secret_needs_confirmation(cli, ws, tmp_path):
 # column names, WHERE clauses built only from fixed text and placeholders, numeric weights.
 SAFE_SQL_NAMES = {
     "codec.MESSAGE_COLUMNS", "codec.NODE_COLUMNS", "codec.EVENT_COLUMNS", "codec.SUMMARY_COLUMNS",
-    "codec.CONTEXT_RUN_COLUMNS", "marks", "_N_COLS", "table", "column", "weights", "where",
+    "codec.CONTEXT_RUN_COLUMNS", "marks", "_N_COLS", "_M_COLS", "table", "column", "weights", "where",
     "order", "sets", "int", "','.join", "', '.join", "' and '.join", "' or '.join", "join",
     "timeout", "number", "values", "columns", "COLUMNS", "len",
     # reviewed: store/maintenance.py (fixed table names + "_fts_docsize"), store/transfer.py

@@ -40,9 +40,13 @@ def test_fts_syntax_in_query_text_is_harmless(service, text):
 
 
 def test_tokens_are_identical_at_index_and_query_time():
-    assert index_text("少油少辣") == "少油 油少 少辣 辣"
+    # Bigrams stay adjacent (a run is searched as a phrase), then each character alone.
+    assert index_text("少油少辣") == "少油 油少 少辣 少 油 少 辣"
     assert match_all("少油少辣") == '"少油 油少 少辣"'
-    assert index_text("Cilantro, 香菜!") == "cilantro 香菜 菜"
+    assert index_text("Cilantro, 香菜!") == "cilantro 香菜 香 菜"
+    # English words are lightly stemmed the same way on both sides.
+    assert index_text("Movies I liked") == "movi i lik"
+    assert match_all("movie like") == '"movi" AND "lik"'
 
 
 def test_bm25_ranking_order_is_pinned(service):

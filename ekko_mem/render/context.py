@@ -13,6 +13,7 @@ HEADINGS = {
     "constraints": ("约束与决定", "Constraints and decisions"),
     "relevant": ("相关记忆", "Related memory"),
     "history": ("相关历史消息", "Related earlier messages"),
+    "summaries": ("相关摘要", "Related summaries"),
 }
 ROLE_NAMES = {"user": ("用户", "user"), "assistant": ("助手", "assistant"),
               "system": ("系统", "system"), "tool": ("工具", "tool")}
@@ -38,8 +39,17 @@ def _node_line(node: dict, chinese: bool) -> str:
     return f"- {text}"
 
 
-def build_items(input_text, gathered, sections, chinese, priority, high) -> list[dict]:
-    """Items in the order the budget should consider them; `order` is where they print."""
+def _message_line(msg: dict, chinese: bool) -> str:
+    who = _pick(ROLE_NAMES.get(msg["role"], (msg["role"], msg["role"])), chinese)
+    text = " ".join(msg["content"].split())
+    return f"- {who}：{text}" if chinese else f"- {who}: {text}"
+
+
+def build_items(input_text, gathered, sections, ranked, chinese, priority, high) -> list[dict]:
+    """Items in the order the budget should consider them; `order` is where they print.
+
+    The fixed sections come first, in the design's priority; the ranked list follows, best
+    first, so the budget takes its items in rank order."""
     items: list[dict] = []
 
     def add(section, heading, record_id, text, prio, order, truncatable=True):
@@ -52,10 +62,8 @@ def build_items(input_text, gathered, sections, chinese, priority, high) -> list
             priority["input"], (0, 0))
     recent = gathered["recent"]
     for index, msg in reversed(list(enumerate(recent))):  # newest first when tight
-        who = _pick(ROLE_NAMES.get(msg["role"], (msg["role"], msg["role"])), chinese)
         add("recent", _pick(HEADINGS["recent"], chinese), msg["id"],
-            f"- {who}：{' '.join(msg['content'].split())}" if chinese else
-            f"- {who}: {' '.join(msg['content'].split())}", priority["recent"], (1, index))
+            _message_line(msg, chinese), priority["recent"], (1, index))
     for index, node in enumerate(sections["activeTasks"]):
         add("task", _pick(HEADINGS["task"], chinese), node["id"], _node_line(node, chinese),
             priority["task"], (2, index))
@@ -71,19 +79,27 @@ def build_items(input_text, gathered, sections, chinese, priority, high) -> list
             priority["summary"], (3, 0))
     groups = [("constraints", sections["constraints"], lambda n: _pick(
         HEADINGS["constraints"], chinese), 4),
-        ("preferences", sections["preferences"], lambda n: _pref_heading(n, chinese), 5),
-        ("relevant", sections["relevantNodes"], lambda n: _pick(HEADINGS["relevant"],
-                                                                 chinese), 6)]
+        ("preferences", sections["preferences"], lambda n: _pref_heading(n, chinese), 5)]
     for section, nodes, heading, rank in groups:
         for index, node in enumerate(nodes):
             prio = priority["memory"] if node["confidence"] >= high else priority["weak"]
             add(section, heading(node), node["id"], _node_line(node, chinese), prio,
                 (rank, heading(node), index))
-    for index, msg in enumerate(gathered["history"]):
-        stamp = msg["createdAt"][:16].replace("T", " ")
-        add("history", _pick(HEADINGS["history"], chinese), msg["id"],
-            f"- [{stamp} {msg['sessionId']}] {' '.join(msg['content'].split())}",
-            priority["history"], (7, index))
+    for index, cand in enumerate(ranked):
+        if cand.kind == "node":
+            add("relevant", _pick(HEADINGS["relevant"], chinese), cand.id,
+                _node_line(cand.record, chinese), priority["history"], (6, "", index))
+        elif cand.kind == "summary":
+            add("summaries", _pick(HEADINGS["summaries"], chinese), cand.id,
+                "- " + " ".join(cand.text.split()), priority["history"], (8, "", index))
+        else:
+            msg = cand.record
+            # One heading per day and session, printed in time order: the date is said once,
+            # not paid for on every line.
+            stamp = msg["createdAt"][:10]
+            heading = f"{_pick(HEADINGS['history'], chinese)} {stamp} ({msg['sessionId']})"
+            add("history", heading, cand.id, _message_line(msg, chinese), priority["history"],
+                (7, msg["createdAt"][:10], msg["sessionId"], msg["createdAt"], index))
     return items
 
 

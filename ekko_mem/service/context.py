@@ -14,7 +14,9 @@ from ..policy import conflict, topics
 
 LOCK_TIMEOUT_S = 0.5  # a context waits at most this long for a locked db
 HIGH_CONFIDENCE = 0.7
-LIMITS = {"tasks": 5, "constraints": 10, "preferences": 10, "relevant": 10, "messages": 3}
+# The fixed sections' sizes (the design's 10-20 structured memories); everything else in the
+# budget is filled from the ranked list, as far as the budget and the relevance floor allow.
+LIMITS = {"tasks": 5, "constraints": 10, "preferences": 10}
 # Priority in the budget, the design's order: current input > recent messages > task state >
 # latest summary > high-confidence memory > related history > low-confidence memory.
 PRIORITY = {"input": 0, "recent": 1, "task": 2, "summary": 3, "memory": 4, "history": 5,
@@ -113,54 +115,62 @@ class ContextService:
 
     # -- retrieval ------------------------------------------------------------------------
     def _gather(self, stores, sid, text, warnings, recent_n) -> dict:
+        """The design's fixed sections, then one ranked list for the rest of the budget."""
         now = self.env.now_iso()
-        out = {"recent": [], "summary": None, "nodes": [], "relevant_ids": set(),
-               "history": [], "omitted": []}
+        out = {"recent": [], "summary": None, "nodes": [], "ranked": [], "omitted": [],
+               "considered": 0, "belowFloor": 0}
         base = {"now": now, "statuses": ["active"]}
         hints = topics.categories_for(text) if text else []
         for name, store in stores:
             try:
-                if name == "workspace":
-                    out["recent"] = store.list_recent_messages(sid, recent_n)
-                    out["summary"] = store.get_latest_summary(sid)
-                    out["nodes"] += store.find_nodes({**base, "types": ["task"]}, limit=20)
-                    # Project rules always apply; decisions and facts when on topic (below)
-                    # or when there is no input to judge relevance by.
-                    out["nodes"] += store.find_nodes(
-                        {**base, "scopes": ["workspace"], "types": ["constraint"] if text
-                         else ["constraint", "decision", "fact"]}, limit=30)
-                    out["nodes"] += store.find_nodes(
-                        {**base, "scopes": ["session"], "sessionId": sid}, limit=30)
-                else:
-                    out["nodes"] += store.find_nodes(
-                        {**base, "types": ["constraint"]}, limit=20)
-                    if not text:
-                        out["nodes"] += [n for n in store.find_nodes(
-                            {**base, "types": ["preference"]}, limit=20)
-                            if n["importance"] >= 0.8]
-                for prefix in hints:
-                    for kind in ("preference", "constraint"):
-                        found = store.find_in_category(
-                            {**base, "types": [kind], "categoryPrefix": prefix}, limit=20)
-                        out["nodes"] += found
-                        out["relevant_ids"] |= {n["id"] for n in found}
-                if text:
-                    hits = self._search_any(store, text, base)
-                    out["nodes"] += hits
-                    out["relevant_ids"] |= {n["id"] for n in hits}
+                out["nodes"] += self._fixed_nodes(name, store, sid, text, base, hints, out,
+                                                  recent_n)
             except EkkoError as exc:
                 warnings.append(f"{name} db read failed: {exc.message}; used what was read")
-        out["nodes"] = self._resolve(out["nodes"], sid, now, out["omitted"])
-        if text and not out["relevant_ids"] & {n["id"] for n in out["nodes"]}:
-            out["history"] = self._related_messages(stores, text, out["recent"], warnings)
+        if text:
+            shown = [m["id"] for m in out["recent"]] + (
+                [out["summary"]["id"]] if out["summary"] else [])
+            found = self.recall(stores, text, skip_ids=shown, node_filter=base,
+                                warnings=warnings)
+            out["ranked"] = found["ranked"]
+            out.update(considered=found["considered"], belowFloor=found["belowFloor"])
+        self._resolve_all(out, sid, now)
         return out
 
-    def _search_any(self, store, text, base) -> list[dict]:
-        from ..store.fts import match_any
-        expression = match_any(text)
-        if expression is None:
-            return []
-        return [n for n, _ in store.search_nodes(expression, base, limit=LIMITS["relevant"])]
+    def _fixed_nodes(self, name, store, sid, text, base, hints, out, recent_n) -> list[dict]:
+        nodes: list[dict] = []
+        if name == "workspace":
+            out["recent"] = store.list_recent_messages(sid, recent_n)
+            out["summary"] = store.get_latest_summary(sid)
+            nodes += store.find_nodes({**base, "types": ["task"]}, limit=20)
+            # Project rules always apply; decisions and facts when there is no input to
+            # judge relevance by (with input, the ranked list brings the relevant ones).
+            nodes += store.find_nodes(
+                {**base, "scopes": ["workspace"], "types": ["constraint"] if text
+                 else ["constraint", "decision", "fact"]}, limit=30)
+            nodes += store.find_nodes({**base, "scopes": ["session"], "sessionId": sid},
+                                      limit=30)
+        else:
+            nodes += store.find_nodes({**base, "types": ["constraint"]}, limit=20)
+            if not text:
+                nodes += [n for n in store.find_nodes({**base, "types": ["preference"]},
+                                                      limit=20) if n["importance"] >= 0.8]
+        for prefix in hints:
+            for kind in ("preference", "constraint"):
+                nodes += store.find_in_category(
+                    {**base, "types": [kind], "categoryPrefix": prefix}, limit=20)
+        return nodes
+
+    def _resolve_all(self, out, sid, now) -> None:
+        """Conflicts are settled over fixed and ranked nodes together; the fixed sections keep
+        their winners, the ranked list keeps the rest of its winners."""
+        ranked_nodes = [c.record for c in out["ranked"] if c.kind == "node"]
+        fixed_ids = {n["id"] for n in out["nodes"]}
+        winners = self._resolve(out["nodes"] + ranked_nodes, sid, now, out["omitted"])
+        won = {n["id"] for n in winners}
+        out["nodes"] = [n for n in winners if n["id"] in fixed_ids]
+        out["ranked"] = [c for c in out["ranked"] if c.kind != "node" or (
+            c.id in won and c.id not in fixed_ids)]
 
     def _resolve(self, nodes, sid, now, omitted) -> list[dict]:
         unique = {}
@@ -175,22 +185,6 @@ class ContextService:
         omitted += [{"nodeId": n["id"], "reason": "conflict_lost"} for n in losers]
         return winners
 
-    def _related_messages(self, stores, text, recent, warnings) -> list[dict]:
-        from ..store.fts import match_any
-        expression = match_any(text)
-        recent_ids = {m["id"] for m in recent}
-        for name, store in stores:
-            if name != "workspace" or expression is None:
-                continue
-            try:
-                found = store.search_messages(expression, limit=LIMITS["messages"] + 8)
-            except EkkoError as exc:
-                warnings.append(f"message search failed: {exc.message}")
-                return []
-            return [m for m in found if m["id"] not in recent_ids and m["content"].strip()
-                    != text][: LIMITS["messages"]]
-        return []
-
     # -- packing --------------------------------------------------------------------------
     def _pack(self, gathered, text, budget, count, counter_name, with_input,
               markdown) -> dict:
@@ -204,35 +198,43 @@ class ContextService:
                             ][: LIMITS["preferences"]],
         }
         placed = {n["id"] for group in sections.values() for n in group}
-        sections["relevantNodes"] = [n for n in nodes if n["id"] not in placed
-                                     ][: LIMITS["relevant"]]
+        # Fixed nodes past their section's size join the ranked list, after its hits.
+        ranked = gathered["ranked"] + [_as_candidate(n) for n in nodes if n["id"] not in placed]
         chinese = topics.is_chinese(text + "".join(n["title"] for n in nodes[:10]))
-        items = build_items(text if with_input else "", gathered, sections, chinese, PRIORITY,
-                            HIGH_CONFIDENCE)
+        items = build_items(text if with_input else "", gathered, sections, ranked, chinese,
+                            PRIORITY, HIGH_CONFIDENCE)
         body, kept, omitted, used = render_text(items, budget, count, chinese, markdown)
         used_ids = [i for i in dict.fromkeys(k.split("#")[0] for k in kept) if i != "input"]
         keep = set(used_ids)
-        context = {
+        packed = [c for c in ranked if c.id in keep]
+        by_kind = {kind: [c.record for c in packed if c.kind == kind]
+                   for kind in ("node", "message", "summary")}
+        return {
             "contextId": new_id("context"), "queryText": text or None,
             "latestSummary": gathered["summary"] if gathered["summary"] and
             gathered["summary"]["id"] in keep else None,
             "recentMessages": [m for m in gathered["recent"] if m["id"] in keep],
             "activeTasks": [n for n in sections["activeTasks"] if n["id"] in keep],
-            "relevantNodes": [n for n in sections["relevantNodes"] if n["id"] in keep],
+            "relevantNodes": by_kind["node"],
             "constraints": [n for n in sections["constraints"] if n["id"] in keep],
             "preferences": [n for n in sections["preferences"] if n["id"] in keep],
-            "relevantMessages": [m for m in gathered["history"] if m["id"] in keep],
+            "relevantMessages": by_kind["message"],
+            "relevantSummaries": by_kind["summary"],
             "usedMemoryIds": used_ids,
+            "ranking": [_ranking_entry(c) for c in packed],
             "diagnostics": {
-                "retrievedNodeCount": len(nodes),
+                "retrievedNodeCount": len(nodes) + sum(c.kind == "node" for c in ranked),
                 "omittedNodeCount": len(gathered["omitted"]) + len(omitted),
                 "budget": budget, "usedTokens": used, "tokenCounter": counter_name,
                 "omitted": gathered["omitted"] + omitted,
                 "truncated": [k.split("#")[0] for k, v in kept.items() if v],
+                "candidatesConsidered": gathered["considered"],
+                "belowRelevanceFloor": gathered["belowFloor"],
+                "ranked": len(ranked), "packed": len(packed),
+                "cutForBudget": [c.id for c in ranked if c.id not in keep],
             },
             "text": body,
         }
-        return context
 
     def _record_run(self, context, sid, text, budget, warnings) -> None:
         """Remember which ids this context used, for `explain`. Never memory, never blocking."""
@@ -299,6 +301,16 @@ class ContextService:
                 "sources": [{"id": m["id"], "sessionId": m["sessionId"],
                              "createdAt": m["createdAt"], "content": m["content"]}
                             for m in sources]}
+
+
+def _as_candidate(node: dict):
+    from ..retrieval import Candidate
+    return Candidate("node", node["id"], node["title"], node["updatedAt"], node)
+
+
+def _ranking_entry(cand) -> dict:
+    return {"id": cand.id, "kind": cand.kind, "score": round(cand.score, 4),
+            "via": cand.via, "matched": cand.matched}
 
 
 def name_is_workspace(stores) -> bool:

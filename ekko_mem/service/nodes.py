@@ -9,6 +9,7 @@ from .drafts import DraftMixin
 from .forget import ForgetService
 from .inspect import InspectService
 from .query import QueryService
+from .recall import RecallService
 from .remember import RememberService
 from .summarize import SummaryService
 from .transfer import TransferService
@@ -23,7 +24,8 @@ def _refusal(exc: EkkoError) -> dict:
 
 
 class NodeService(DoctorService, HookService, TransferService, SummaryService, ContextService,
-                  RememberService, DraftMixin, QueryService, ForgetService, InspectService):
+                  RememberService, DraftMixin, QueryService, RecallService, ForgetService,
+                  InspectService):
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",
                        actor: str = "agent", target_id: str | None = None,

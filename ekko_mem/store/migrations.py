@@ -162,3 +162,12 @@ def m004_index_ranked_lookups(db) -> None:
     db.execute("drop index if exists idx_memory_nodes_key_only")
     db.execute("create index idx_memory_nodes_status_expires on memory_nodes"
                " (status, expires_at) where expires_at is not null")
+
+
+@migration
+def m005_reindex_stemmed_unigrams(db) -> None:
+    """Full-text tokens gain English stems and single CJK characters (ekko_mem/tokens.py), so
+    both indexes are rebuilt; messages gain a time index for time-bounded recall."""
+    from .nodes import reindex_fts
+    reindex_fts(db)
+    db.execute("create index idx_memory_messages_created on memory_messages (created_at)")

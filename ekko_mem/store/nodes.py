@@ -17,6 +17,35 @@ def _fts_values(node: dict) -> tuple:
             fts.index_text(" ".join(node.get("entities") or [])))
 
 
+def reindex_fts(db) -> int:
+    """Empty both full-text indexes and fill them again from their tables, in the tokens of
+    today's tokenizer; the number of nodes indexed. The caller holds the transaction."""
+    db.execute("insert into memory_nodes_fts (memory_nodes_fts) values ('delete-all')")
+    db.execute("insert into memory_messages_fts (memory_messages_fts) values ('delete-all')")
+    count = 0
+    for row in _batched(db, "memory_nodes", codec.NODE_COLUMNS):
+        db.execute("insert into memory_nodes_fts (rowid, title, content, tags, entities)"
+                   " values (?, ?, ?, ?, ?)", (row[0], *_fts_values(codec.node_from_row(row[1:]))))
+        count += 1
+    for rowid, content in _batched(db, "memory_messages", "content"):
+        db.execute("insert into memory_messages_fts (rowid, content) values (?, ?)",
+                   (rowid, fts.index_text(content)))
+    return count
+
+
+def _batched(db, table: str, columns: str, size: int = 2000):
+    """(rowid, *columns) of every row of `table` in rowid order, a batch at a time, so
+    re-indexing a million rows never holds them all in memory."""
+    last = 0
+    while True:
+        rows = db.all(f"select rowid, {columns} from {table} where rowid > ?"
+                      " order by rowid limit ?", (last, size))
+        yield from rows
+        if len(rows) < size:
+            return
+        last = rows[-1][0]
+
+
 def _category_range(prefix: list[str]) -> tuple[str, str]:
     # A LIKE prefix cannot use the index; this range can. '0' is the character after '/'.
     text = "/".join(prefix)
@@ -207,19 +236,7 @@ class NodeStore:
 
     def rebuild_fts(self) -> int:
         """Re-index every node and message from scratch (doctor --repair)."""
-        self.db.execute("insert into memory_nodes_fts (memory_nodes_fts) values ('delete-all')")
-        self.db.execute("insert into memory_messages_fts (memory_messages_fts)"
-                        " values ('delete-all')")
-        count = 0
-        for row in self.db.all(f"select rowid, {codec.NODE_COLUMNS} from memory_nodes"):
-            node = codec.node_from_row(row[1:])
-            self.db.execute("insert into memory_nodes_fts (rowid, title, content, tags,"
-                            " entities) values (?, ?, ?, ?, ?)", (row[0], *_fts_values(node)))
-            count += 1
-        for rowid, content in self.db.all("select rowid, content from memory_messages"):
-            self.db.execute("insert into memory_messages_fts (rowid, content) values (?, ?)",
-                            (rowid, fts.index_text(content)))
-        return count
+        return reindex_fts(self.db)
 
     # -- audit -------------------------------------------------------------------------------
     def add_event(self, event: dict) -> None:

@@ -10,11 +10,12 @@ from .nodes import NodeStore
 from .summaries import SummaryStore
 from .design_api import DesignStoreApi
 from .search import SearchStore
+from .recall import RecallStore
 from .maintenance import MaintenanceStore
 from .transfer import TransferStore
 
 
-class SqliteMemoryStore(DesignStoreApi, SearchStore, NodeStore, SummaryStore, TransferStore,
+class SqliteMemoryStore(DesignStoreApi, SearchStore, RecallStore, NodeStore, SummaryStore, TransferStore,
                         MaintenanceStore):
     def __init__(self, db: Connection) -> None:
         self.db = db

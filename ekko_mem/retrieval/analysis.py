@@ -1,0 +1,62 @@
+"""Query analysis: a question becomes weighted index terms and, where it names one, a time
+window. Pure: no I/O, the clock is passed in."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..tokens import cjk_tokens, is_cjk, runs, stem
+from .timewords import find_window
+
+# Words that carry no topic. Chosen from grammar (pronouns, auxiliaries, question words,
+# particles), never from any one conversation's wording.
+STOP_WORDS = frozenset("""a an the and or but if of at by for with about to from in on into
+over under is am are was were be been being do does did done have has had i me my mine myself
+you your yours yourself he him his she her hers it its we us our ours they them their theirs
+this that these those what which who whom whose when where why how not no so too very can
+could will would shall should may might must just than then there here as up down out off
+again also any some all each both few more most other such only own same s t don now let
+please tell remember recall ever before once said say told mention mentioned talk talked
+know think yes ok okay oh hi hello thanks thank really something anything""".split())
+# Chinese function characters: pronouns, particles, auxiliaries, question words. A bigram made
+# only of these (我们, 什么, 曾经, 时候) is as empty as its characters.
+STOP_CHARS = frozenset("的了吗呢吧啊呀么是我你他她它们这那哪什个有在和与就都也还很过曾经当时候"
+                       "被把给对向从让会能要想说讲提到记得还记吗嘛哦喔呗之其此些么样怎如何谁"
+                       "吗几多少")
+
+
+@dataclass
+class Query:
+    text: str
+    terms: list[str] = field(default_factory=list)   # informative index tokens, unique
+    window: tuple[str, str] | None = None              # [start, end) in createdAt's form
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms and self.window is None
+
+
+def analyse(text: str, now: datetime) -> Query:
+    """Terms and time window of a question; stop words go unless nothing else is left."""
+    text = (text or "")[:4000]
+    found = find_window(text, now) if text else None
+    lexical = text
+    if found:
+        for start, end in sorted(found[1], reverse=True):
+            lexical = lexical[:start] + " " + lexical[end:]
+    kept, dropped = _terms(lexical)
+    return Query(text=text, terms=kept or dropped, window=found[0] if found else None)
+
+
+def _terms(text: str) -> tuple[list[str], list[str]]:
+    kept: list[str] = []
+    dropped: list[str] = []
+    for run in runs(text):
+        if is_cjk(run[0]):
+            for token in cjk_tokens(run):
+                (dropped if all(ch in STOP_CHARS for ch in token) else kept).append(token)
+        elif run in STOP_WORDS:
+            dropped.append(stem(run))
+        else:
+            kept.append(stem(run))
+    return list(dict.fromkeys(kept)), list(dict.fromkeys(dropped))

@@ -1,0 +1,144 @@
+"""One ranked list from memory nodes, earlier messages and summaries. Pure: the store has
+already fetched the candidates and the term counts.
+
+Each candidate is scored by Okapi BM25 over its own tokens (so every kind is scored on one
+scale), weighted by how much a structured memory is trusted, and lifted when it falls in the
+question's time window. The list is then cut at a relevance floor, near-duplicates are
+dropped, and the other half of each question/answer pair is brought along right after its hit.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ..tokens import tokens
+from .analysis import Query
+
+K1 = 1.2
+B = 0.75
+FLOOR = 0.15         # a candidate scoring below this share of the best one is not relevant
+NARROW_DAYS = 3      # a window this short narrows (everything in it first); longer ones boost
+WIDE_BOOST = 1.5
+NEAR_DUPLICATE = 0.85  # Jaccard similarity of token sets above which a lower hit is dropped
+
+
+@dataclass
+class Candidate:
+    kind: str                  # "node", "message" or "summary"
+    id: str
+    text: str
+    created_at: str
+    record: dict
+    weight: float = 1.0        # trust in this kind of memory
+    origin: str = "workspace"  # which db it was read from
+    score: float = 0.0
+    matched: list[str] = field(default_factory=list)
+    via: list[str] = field(default_factory=list)  # "lexical", "time", "pair"
+    _tokens: list[str] | None = None
+
+    @property
+    def token_list(self) -> list[str]:
+        if self._tokens is None:
+            self._tokens = tokens(self.text)
+        return self._tokens
+
+
+def idf(df: int, total: int) -> float:
+    total = max(total, df)
+    return math.log(1 + (total - df + 0.5) / (df + 0.5))
+
+
+def score(query: Query, candidates: list[Candidate], df: dict[str, int], total: int) -> None:
+    """Set each candidate's score, matched terms and `via`, in place."""
+    if not candidates:
+        return
+    avgdl = sum(len(c.token_list) for c in candidates) / len(candidates) or 1.0
+    weights = {t: idf(df.get(t, 0), total) for t in query.terms}
+    for cand in candidates:
+        counts: dict[str, int] = {}
+        for token in cand.token_list:
+            if token in weights:
+                counts[token] = counts.get(token, 0) + 1
+        norm = K1 * (1 - B + B * len(cand.token_list) / avgdl)
+        cand.score = cand.weight * sum(weights[t] * n * (K1 + 1) / (n + norm)
+                                       for t, n in counts.items())
+        cand.matched = list(counts)
+        if counts:
+            cand.via = ["lexical"]
+    if query.window:
+        _apply_window(query.window, candidates)
+
+
+def _apply_window(window: tuple[str, str], candidates: list[Candidate]) -> None:
+    start, end = window
+    narrow = _days(start, end) <= NARROW_DAYS
+    lift = max(c.score for c in candidates) or 1.0
+    for cand in candidates:
+        if not start <= cand.created_at < end:
+            continue
+        if narrow:  # everything said then comes first, best matches first among it
+            cand.score = cand.score + lift + 1e-3
+            cand.via.append("time")
+        elif cand.score > 0:
+            cand.score *= WIDE_BOOST
+            cand.via.append("time")
+
+
+def _days(start: str, end: str) -> float:
+    from datetime import datetime
+    parse = datetime.fromisoformat
+    return (parse(end.replace("Z", "+00:00")) - parse(start.replace("Z", "+00:00"))
+            ).total_seconds() / 86400
+
+
+def rank(candidates: list[Candidate], floor: float = FLOOR) -> tuple[list[Candidate], int]:
+    """Scored candidates, best first (newer first among equals), without those under the
+    floor or repeating a better one; and how many were dropped for the floor."""
+    scored = [c for c in candidates if c.score > 0]
+    if not scored:
+        return [], 0
+    best = max(c.score for c in scored)
+    kept = [c for c in scored if c.score >= floor * best]
+    kept.sort(key=lambda c: c.created_at, reverse=True)
+    kept.sort(key=lambda c: c.score, reverse=True)
+    return _distinct(kept), len(scored) - len(kept)
+
+
+def _distinct(ranked: list[Candidate]) -> list[Candidate]:
+    out: list[Candidate] = []
+    seen_ids: set[str] = set()
+    shapes: list[set[str]] = []
+    for cand in ranked:
+        if cand.id in seen_ids:
+            continue
+        shape = set(cand.token_list)
+        if shape and any(_jaccard(shape, other) >= NEAR_DUPLICATE for other in shapes):
+            continue
+        seen_ids.add(cand.id)
+        shapes.append(shape)
+        out.append(cand)
+    return out
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b)
+
+
+def with_partners(ranked: list[Candidate], partners: dict[str, Candidate]) -> list[Candidate]:
+    """Each message hit followed by the other half of its pair (unless already placed): the
+    answer to a remembered question is usually in the reply, and the reverse."""
+    out: list[Candidate] = []
+    placed: set[str] = set()
+    for cand in ranked:
+        if cand.id in placed:
+            continue
+        out.append(cand)
+        placed.add(cand.id)
+        other = partners.get(cand.id)
+        if other is not None and other.id not in placed:
+            other.score = max(other.score, cand.score)
+            if "pair" not in other.via:
+                other.via.append("pair")
+            out.append(other)
+            placed.add(other.id)
+    return out

@@ -1,0 +1,119 @@
+"""Ranked recall across dbs: the store reads candidates, retrieval/ scores them.
+
+One list for memory nodes, earlier messages and summaries, so `context` fills its budget
+from the best of all three and `query --messages` ranks exactly as `context` does.
+"""
+from __future__ import annotations
+
+from ..errors import EkkoError
+
+POOL = 100          # message hits read per db
+NODE_POOL = 40      # memory nodes read per db
+SUMMARY_POOL = 100  # newest summaries scored per db
+PAIRED = 40         # hits whose other half is fetched
+KINDS = ("node", "message", "summary")
+
+
+class RecallService:
+    def recall(self, stores, text: str, *, kinds=KINDS, skip_ids=(), node_filter=None,
+               session: str | None = None, since: str | None = None,
+               warnings: list | None = None) -> dict:
+        """{"query", "ranked" (Candidates, best first), "considered", "belowFloor"}."""
+        from ..retrieval import analyse, rank, score, with_partners
+        query = analyse(text, self.env.now())
+        out = {"query": query, "ranked": [], "considered": 0, "belowFloor": 0}
+        if query.empty or not stores:
+            return out
+        skip = set(skip_ids)
+        pool: dict[str, object] = {}
+        df: dict[str, int] = {}
+        total = 0
+        for name, store in stores:
+            try:
+                total += self._collect(name, store, query, kinds, pool, df, node_filter,
+                                       session, since)
+            except EkkoError as exc:
+                if warnings is not None:
+                    warnings.append(f"{name} db search failed: {exc.message}")
+        text_key = " ".join(text.split())
+        candidates = [c for c in pool.values() if c.id not in skip
+                      and not (c.kind == "message" and " ".join(c.text.split()) == text_key)]
+        score(query, candidates, df, total)
+        ranked, below = rank(candidates)
+        if "message" in kinds:
+            partners = self._partners(stores, ranked[:PAIRED], skip, session, since)
+            ranked = with_partners(ranked, partners)
+        out.update(ranked=ranked, considered=len(candidates), belowFloor=below)
+        return out
+
+    def _collect(self, name, store, query, kinds, pool, df, node_filter, session, since) -> int:
+        """Add this db's candidates to `pool` and its term counts to `df`; its row count."""
+        from ..retrieval import Candidate
+        from ..store.fts import match_terms
+        counts = store.term_counts("memory_messages_fts", query.terms) if query.terms else {}
+        node_counts = store.term_counts("memory_nodes_fts", query.terms) \
+            if query.terms and "node" in kinds else {}
+        for term in query.terms:
+            df[term] = df.get(term, 0) + counts.get(term, 0) + node_counts.get(term, 0)
+        if "message" in kinds:
+            found = store.message_hits(query.terms, counts, limit=POOL, session=session,
+                                       since=since) if query.terms else []
+            if query.window and session is None:
+                start = max(query.window[0], since or "")
+                found += store.messages_between(start, query.window[1], limit=POOL)
+            for msg in found:
+                pool.setdefault(msg["id"], _message(msg, name))
+        if "node" in kinds and query.terms and node_filter is not None:
+            for node, _ in store.search_nodes(match_terms(query.terms), node_filter,
+                                              limit=NODE_POOL):
+                pool.setdefault(node["id"], Candidate(
+                    "node", node["id"], _node_text(node), node["updatedAt"], node,
+                    weight=0.8 + 0.4 * node["confidence"], origin=name))
+        if "summary" in kinds:
+            for summary in store.recent_summaries(limit=SUMMARY_POOL):
+                pool.setdefault(summary["id"], Candidate(
+                    "summary", summary["id"], _summary_text(summary), summary["createdAt"],
+                    summary, origin=name))
+        return store.row_estimate("memory_messages") + (
+            store.row_estimate("memory_nodes") if "node" in kinds else 0)
+
+    def _partners(self, stores, ranked, skip, session, since) -> dict:
+        """The other half of each message hit's question/answer pair, by hit id."""
+        partners = {}
+        for cand in ranked:
+            if cand.kind != "message" or cand.record["role"] not in ("user", "assistant"):
+                continue
+            store = dict(stores).get(cand.origin)
+            if store is None:
+                continue
+            after = cand.record["role"] == "user"
+            try:
+                other = store.message_beside(cand.record, after=after)
+            except EkkoError:
+                continue
+            if other is None or other["id"] in skip or other["role"] != (
+                    "assistant" if after else "user"):
+                continue
+            if since is not None and other["createdAt"] < since:
+                continue
+            partners[cand.id] = _message(other, cand.origin)
+        return partners
+
+
+def _message(msg: dict, origin: str):
+    from ..retrieval import Candidate
+    return Candidate("message", msg["id"], msg["content"], msg["createdAt"], msg,
+                     origin=origin)
+
+
+def _node_text(node: dict) -> str:
+    parts = [node["title"], node["content"], " ".join(node.get("tags") or []),
+             " ".join(node.get("entities") or [])]
+    return "\n".join(p for p in parts if p)
+
+
+def _summary_text(summary: dict) -> str:
+    parts = [summary["summary"], summary.get("currentGoal") or ""]
+    for field in ("decisions", "preferences", "constraints", "pendingWork", "knownIssues"):
+        parts.extend(summary.get(field) or [])
+    return "\n".join(p for p in parts if p)

@@ -1,0 +1,76 @@
+"""The reads ranked retrieval asks for, each bounded whatever the db's size.
+
+- Term counts stop at COMMON + 1 (a count past that only says "common").
+- Message hits come from an OR of the informative terms, ranked by bm25 inside FTS5: every
+  term in it is in at most COMMON rows, so the rows scored are bounded too. A question made
+  only of common words falls back to the newest WINDOW matches.
+- Time windows, pair partners and summaries are read along indexes with a LIMIT.
+"""
+from __future__ import annotations
+
+from . import codec, fts
+from .search import COMMON, WINDOW
+
+_M_COLS = ", ".join("m." + c.strip() for c in codec.MESSAGE_COLUMNS.split(","))
+
+
+class RecallStore:
+    db: object
+
+    def term_counts(self, table: str, terms: list[str]) -> dict[str, int]:
+        """Rows of `table` holding each index token, counted up to COMMON + 1."""
+        return {t: self._matches_capped(table, fts.match_terms([t])) for t in terms}
+
+    def row_estimate(self, table: str) -> int:
+        """About how many rows `table` has, in constant time (rowids only grow)."""
+        if table not in ("memory_messages", "memory_nodes"):
+            raise ValueError(table)
+        return self.db.one(f"select coalesce(max(rowid), 0) from {table}")[0]
+
+    def message_hits(self, terms: list[str], counts: dict[str, int], *, limit: int = 100,
+                     session: str | None = None, since: str | None = None) -> list[dict]:
+        """Messages holding any of `terms`, best bm25 first (rare terms only when there are),
+        optionally only of one session or from `since` on."""
+        rare = [t for t in terms if 0 < counts.get(t, 0) <= COMMON]
+        present = rare or [t for t in terms if counts.get(t, 0)]
+        if not present:
+            return []
+        where, args = ["memory_messages_fts match ?"], [fts.match_terms(present)]
+        if session is not None:
+            where.append("m.session_id = ?")
+            args.append(session)
+        if since is not None:
+            where.append("m.created_at >= ?")
+            args.append(since)
+        order = "bm25(memory_messages_fts)" if rare else "m.rowid desc"
+        rows = self.db.all(
+            f"select {_M_COLS} from memory_messages_fts cross join memory_messages m"
+            f" on m.rowid = memory_messages_fts.rowid where {' and '.join(where)}"
+            f" order by {order} limit ?", (*args, limit if rare else min(limit, WINDOW)))
+        return [codec.message_from_row(r) for r in rows]
+
+    def messages_between(self, start: str, end: str, *, limit: int = 100) -> list[dict]:
+        """Messages created in [start, end), the newest `limit`."""
+        rows = self.db.all(f"select {codec.MESSAGE_COLUMNS} from memory_messages"
+                           " where created_at >= ? and created_at < ?"
+                           " order by created_at desc limit ?", (start, end, limit))
+        return [codec.message_from_row(r) for r in rows]
+
+    def message_beside(self, message: dict, *, after: bool) -> dict | None:
+        """The message just after (or before) `message` in its session."""
+        if after:
+            found = self.list_messages_after(message["sessionId"], message["id"], 1)
+            return found[0] if found else None
+        row = self.db.one(
+            f"select {codec.MESSAGE_COLUMNS} from memory_messages where session_id = ?"
+            " and (created_at, rowid) < (select created_at, rowid from memory_messages"
+            " where id = ?) order by created_at desc, rowid desc limit 1",
+            (message["sessionId"], message["id"]))
+        return codec.message_from_row(row) if row else None
+
+    def recent_summaries(self, *, limit: int = 100) -> list[dict]:
+        """The newest summaries that are still current (not waiting to be regenerated)."""
+        rows = self.db.all(f"select {codec.SUMMARY_COLUMNS} from memory_summaries"
+                           " where needs_regeneration = 0 order by rowid desc limit ?",
+                           (limit,))
+        return [codec.summary_from_row(r) for r in rows]
