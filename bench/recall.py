@@ -204,6 +204,66 @@ def run(data: Path, langs: list[str], budgets: list[int], details: list | None =
     return results
 
 
+# -- ablation: each part of the ranking switched off in turn, to show what it adds -----------
+def _no_time():
+    from ekko_mem.retrieval import analysis
+    analysis.find_window = lambda text, now: None
+
+
+def _no_pairs():
+    from ekko_mem.service.recall import RecallService
+    RecallService._partners = lambda self, *args: {}
+
+
+def _no_stop_words():
+    from ekko_mem.retrieval import analysis
+    analysis.STOP_WORDS = frozenset()
+    analysis.STOP_CHARS = frozenset()
+
+
+def _no_floor():
+    from ekko_mem.retrieval import scoring
+    scoring.FLOOR = 0.0
+
+
+def _no_stemming():
+    from ekko_mem import tokens
+    from ekko_mem.retrieval import analysis
+    from ekko_mem.store import fts
+    for module in (tokens, analysis, fts):
+        module.stem = lambda word: word
+
+
+def _no_unigrams():
+    from ekko_mem import tokens
+    from ekko_mem.retrieval import analysis
+
+    def bigrams_only(run):
+        return [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)] + [
+            run[-1]]
+    for module in (tokens, analysis):
+        module.cjk_tokens = bigrams_only
+
+
+ABLATIONS = {"time windows": _no_time, "pair partners": _no_pairs,
+             "stop words": _no_stop_words, "relevance floor": _no_floor,
+             "stemming": _no_stemming, "CJK unigrams": _no_unigrams}
+
+
+def ablate(data: Path, langs: list[str], budgets: list[int]) -> dict:
+    """Context recall with each part switched off, each in a fresh process."""
+    import subprocess
+    out = {}
+    for name in ABLATIONS:
+        proc = subprocess.run([sys.executable, "-m", "bench.recall", "--data", str(data),
+                               "--lang", ",".join(langs), "--budgets",
+                               ",".join(map(str, budgets)), "--json", "--without", name],
+                              capture_output=True, text=True, check=True,
+                              cwd=Path(__file__).resolve().parents[1])
+        out[name] = json.loads(proc.stdout)
+    return out
+
+
 def table(results: dict, budgets: list[int]) -> str:
     rows = ["| lang | questions | " + " | ".join(
         f"context@{b} | bm25@{b} | delta@{b}" for b in budgets) + " |",
@@ -224,7 +284,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--lang", default="cn,en")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--details", help="write one JSON line per question and method here")
+    parser.add_argument("--ablate", action="store_true",
+                        help="also measure context with each part of the ranking switched off")
+    parser.add_argument("--without", choices=sorted(ABLATIONS), action="append", default=[],
+                        help="switch one part of the ranking off (for --ablate)")
     args = parser.parse_args(argv)
+    for name in args.without:
+        ABLATIONS[name]()
     data = Path(args.data)
     if not (data / "evidence.json").exists():
         sys.exit(f"bench.recall: no dataset at {data}; pass --data DIR")
@@ -235,6 +301,16 @@ def main(argv: list[str] | None = None) -> None:
         Path(args.details).write_text("".join(json.dumps(d, ensure_ascii=False) + "\n"
                                               for d in details), encoding="utf-8")
     print(json.dumps(results, indent=2) if args.json else table(results, budgets))
+    if args.ablate:
+        print("\nContext recall with one part switched off (delta against the full ranking):")
+        print("| without | " + " | ".join(f"{lang}@{b}" for lang in results for b in budgets)
+              + " |")
+        print("|---|" + "---|" * (len(results) * len(budgets)))
+        for name, res in ablate(data, list(results), budgets).items():
+            cells = [f"{res[lang][f'context@{b}']:.1f}% "
+                     f"({res[lang][f'context@{b}'] - results[lang][f'context@{b}']:+.1f})"
+                     for lang in results for b in budgets]
+            print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

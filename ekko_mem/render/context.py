@@ -52,10 +52,10 @@ def build_items(input_text, gathered, sections, ranked, chinese, priority, high)
     first, so the budget takes its items in rank order."""
     items: list[dict] = []
 
-    def add(section, heading, record_id, text, prio, order, truncatable=True):
+    def add(section, heading, record_id, text, prio, order, truncatable=True, sub=None):
         items.append({"id": f"{record_id}#{len(items)}", "text": text, "priority": prio,
                       "truncatable": truncatable, "section": section, "heading": heading,
-                      "order": order})
+                      "order": order, "sub": sub})
 
     if input_text:
         add("input", _pick(HEADINGS["input"], chinese), "input", input_text,
@@ -94,27 +94,29 @@ def build_items(input_text, gathered, sections, ranked, chinese, priority, high)
                 "- " + " ".join(cand.text.split()), priority["history"], (8, "", index))
         else:
             msg = cand.record
-            # One heading per day and session, printed in time order: the date is said once,
-            # not paid for on every line.
-            stamp = msg["createdAt"][:10]
-            heading = f"{_pick(HEADINGS['history'], chinese)} {stamp} ({msg['sessionId']})"
-            add("history", heading, cand.id, _message_line(msg, chinese), priority["history"],
-                (7, msg["createdAt"][:10], msg["sessionId"], msg["createdAt"], index))
+            # Printed in time order under one line per day: the date is said once, not paid
+            # for on every message (the session is in the JSON output).
+            add("history", _pick(HEADINGS["history"], chinese), cand.id,
+                _message_line(msg, chinese), priority["history"],
+                (7, msg["createdAt"], index), sub=msg["createdAt"][:10])
     return items
 
 
 def assemble(kept: list[dict], by_id: dict, markdown: bool) -> str:
     ordered = sorted(kept, key=lambda k: by_id[k["id"]]["order"])
     lines: list[str] = []
-    heading = None
+    heading = sub = None
     for entry in ordered:
         item = by_id[entry["id"]]
         if item["heading"] != heading:
-            heading = item["heading"]
+            heading, sub = item["heading"], None
             if lines:
                 lines.append("")
             lines.append(f"## {heading}" if markdown else f"{heading}：" if _is_zh(heading)
                          else f"{heading}:")
+        if item.get("sub") and item["sub"] != sub:
+            sub = item["sub"]
+            lines.append(f"[{sub}]")
         lines.append(entry["text"])
     return "\n".join(lines)
 

@@ -91,9 +91,11 @@ def _days(start: str, end: str) -> float:
             ).total_seconds() / 86400
 
 
-def rank(candidates: list[Candidate], floor: float = FLOOR) -> tuple[list[Candidate], int]:
+def rank(candidates: list[Candidate], floor: float | None = None
+         ) -> tuple[list[Candidate], int]:
     """Scored candidates, best first (newer first among equals), without those under the
     floor or repeating a better one; and how many were dropped for the floor."""
+    floor = FLOOR if floor is None else floor
     scored = [c for c in candidates if c.score > 0]
     if not scored:
         return [], 0
@@ -126,7 +128,9 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 def with_partners(ranked: list[Candidate], partners: dict[str, Candidate]) -> list[Candidate]:
     """Each message hit followed by the other half of its pair (unless already placed): the
-    answer to a remembered question is usually in the reply, and the reverse."""
+    answer to a remembered question is usually in the reply, and the reverse. Measured: right
+    beside its hit, the other half beats the same half ranked on its own at any lower share
+    of the hit's score (bench/recall.py)."""
     out: list[Candidate] = []
     placed: set[str] = set()
     for cand in ranked:
