@@ -65,7 +65,15 @@ def do_remember(text, *, scope=None, session=None, domain=None, category=None, t
 def do_query(text, *, scope=None, session=None, domain=None, category=None, type=None,
              key=None, value=None, tag=None, entity=None, include_expired=False,
              include_superseded=False, limit=20, as_json=False, no_color=False,
-             workspace=None):
+             workspace=None, messages=False, since=None):
+    if text == "-":
+        text = read_text("-")
+    if messages:
+        return _query_messages(text, session=session, since=since, limit=limit,
+                               as_json=as_json, no_color=no_color, workspace=workspace)
+    if since is not None:
+        from .errors import UsageError
+        raise UsageError("--since goes with --messages", "add --messages to search the log")
     svc = service(workspace, session)
     query = {"scopes": scope, "domain": domain, "categoryPathPrefix": category,
              "types": type, "key": key, "tags": tag, "entities": entity,
@@ -86,6 +94,22 @@ def do_query(text, *, scope=None, session=None, domain=None, category=None, type
                     [[o["nodeId"], o["reason"]] for o in result["omitted"]], no_color=no_color)
     if not (result["exact"] or result["relevant"]):
         human.note("no memory matches")
+
+
+def _query_messages(text, *, session, since, limit, as_json, no_color, workspace):
+    with service(workspace) as svc:
+        result = svc.search_messages(text or "", session=session, since=since, limit=limit)
+    if as_json:
+        return machine.emit_json(result)
+    rows = [[hit["message"]["id"], hit["message"]["sessionId"],
+             hit["message"]["createdAt"][:16].replace("T", " "), hit["message"]["role"],
+             " ".join(hit["message"]["content"].split()), f"{hit['score']:.2f}"]
+            for hit in result["messages"]]
+    if rows:
+        human.table("messages", ["id", "session", "at", "role", "message", "score"], rows,
+                    no_color=no_color)
+    else:
+        human.note("no message matches")
 
 
 def do_forget(node_id, *, selector, hard=False, purge_sources=False, yes=False, reason="",

@@ -212,19 +212,26 @@ def query(
     include_superseded: Annotated[bool, typer.Option(
         "--include-superseded", help="Also superseded versions.")] = False,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many.")] = 20,
+    messages: Annotated[bool, typer.Option(
+        "--messages", help="Search the raw message log of every session instead.")] = False,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", help="With --messages: from this time on (2026-05-01, 'last week').")
+    ] = None,
     workspace: Workspace = None, json: Json = False, no_color: NoColor = False,
 ) -> None:
-    """Find memories: exact by fields, relevant by text, and what was left out and why.
+    """Find memories: exact by fields, relevant by text (best first), and what was left out.
 
     Example: ekko-mem query --key avoid_ingredient --value 香菜 --json
-    Example: ekko-mem query 香菜
+    Example: ekko-mem query 你喜欢什么运动
+    Example: ekko-mem query "staging database port" --messages --since "last week"
     """
     from . import actions_memory
     actions_memory.do_query(text, scope=scope, session=session, domain=domain,
                             category=category, type=type, key=key, value=value, tag=tag,
                             entity=entity, include_expired=include_expired,
                             include_superseded=include_superseded, limit=limit, as_json=json,
-                            no_color=no_color, workspace=workspace)
+                            no_color=no_color, workspace=workspace, messages=messages,
+                            since=since)
 
 
 @app.command()

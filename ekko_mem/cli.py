@@ -46,7 +46,8 @@ FAST_COMMANDS: dict[str, tuple[str, bool, dict]] = {
         "--category": ("category", "value"), "--key": ("key", "value"),
         "--value": ("value", "value"), "--include-expired": ("include_expired", "flag"),
         "--include-superseded": ("include_superseded", "flag"),
-        "--limit": ("limit", "int"), "-n": ("limit", "int")}),
+        "--limit": ("limit", "int"), "-n": ("limit", "int"),
+        "--messages": ("messages", "flag"), "--since": ("since", "value")}),
 }
 
 

@@ -155,6 +155,7 @@ class MemoryQueryResult(Model):
     exact: List[MemoryNode]
     relevant: List[MemoryNode]
     omitted: List[OmittedNode]
+    scores: Dict[str, float] = Field(default_factory=dict)  # relevant node id -> rank score
 
 
 class ExtractionItem(Model):

@@ -31,7 +31,7 @@ def test_json_shapes_of_every_command(cli, hermetic):
     assert keys(from_text[0]) == WRITE_KEYS | {"sourceMessageId"}
     node_id = written[0]["nodeId"]
     query = cli("query", "FTS5", "--json").json()
-    assert keys(query) == {"exact", "relevant", "omitted"}
+    assert keys(query) == {"exact", "relevant", "omitted", "scores"}
     assert NODE_KEYS <= keys(query["relevant"][0]) <= NODE_KEYS | {
         "key", "valueJson", "workspaceId", "userId", "sessionId", "supersedesId", "parentId",
         "expiresAt"}

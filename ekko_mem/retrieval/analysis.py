@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..tokens import cjk_tokens, is_cjk, runs, stem
+from .limits import MAX_TERMS, QUESTION_CHARS
 from .timewords import find_window
 
 # Words that carry no topic. Chosen from grammar (pronouns, auxiliaries, question words,
@@ -38,7 +39,7 @@ class Query:
 
 def analyse(text: str, now: datetime) -> Query:
     """Terms and time window of a question; stop words go unless nothing else is left."""
-    text = (text or "")[:4000]
+    text = (text or "")[:QUESTION_CHARS]
     found = find_window(text, now) if text else None
     lexical = text
     if found:
@@ -59,4 +60,4 @@ def _terms(text: str) -> tuple[list[str], list[str]]:
             dropped.append(stem(run))
         else:
             kept.append(stem(run))
-    return list(dict.fromkeys(kept)), list(dict.fromkeys(dropped))
+    return list(dict.fromkeys(kept))[:MAX_TERMS], list(dict.fromkeys(dropped))[:MAX_TERMS]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ..tokens import tokens
+from ..tokens import is_cjk, tokens
 from .analysis import Query
 
 K1 = 1.2
@@ -19,7 +19,9 @@ B = 0.75
 FLOOR = 0.15         # a candidate scoring below this share of the best one is not relevant
 NARROW_DAYS = 3      # a window this short narrows (everything in it first); longer ones boost
 WIDE_BOOST = 1.5
-NEAR_DUPLICATE = 0.85  # Jaccard similarity of token sets above which a lower hit is dropped
+NEAR_DUPLICATE = 0.9   # Jaccard similarity of token sets above which a lower hit is dropped
+SHORT = 8              # texts with fewer distinct tokens are never called duplicates: two
+                       # short notes share most of their words by chance
 
 
 @dataclass
@@ -31,6 +33,7 @@ class Candidate:
     record: dict
     weight: float = 1.0        # trust in this kind of memory
     origin: str = "workspace"  # which db it was read from
+    fields: tuple = ()         # (text, weight) parts, when some parts say more than others
     score: float = 0.0
     matched: list[str] = field(default_factory=list)
     via: list[str] = field(default_factory=list)  # "lexical", "time", "pair"
@@ -49,16 +52,21 @@ def idf(df: int, total: int) -> float:
 
 
 def score(query: Query, candidates: list[Candidate], df: dict[str, int], total: int) -> None:
-    """Set each candidate's score, matched terms and `via`, in place."""
+    """Set each candidate's score, matched terms and `via`, in place.
+
+    A single CJK character is too ambiguous to make a candidate relevant on its own (菜 is in
+    香菜 and in 蔬菜): it adds to a candidate that matched a word or a bigram, unless the
+    question has nothing longer.
+    """
     if not candidates:
         return
     avgdl = sum(len(c.token_list) for c in candidates) / len(candidates) or 1.0
     weights = {t: idf(df.get(t, 0), total) for t in query.terms}
+    strong = {t for t in query.terms if not _lone_character(t)} or set(query.terms)
     for cand in candidates:
-        counts: dict[str, int] = {}
-        for token in cand.token_list:
-            if token in weights:
-                counts[token] = counts.get(token, 0) + 1
+        counts = _term_counts(cand, weights)
+        if not strong & counts.keys():
+            counts = {}
         norm = K1 * (1 - B + B * len(cand.token_list) / avgdl)
         cand.score = cand.weight * sum(weights[t] * n * (K1 + 1) / (n + norm)
                                        for t, n in counts.items())
@@ -67,6 +75,20 @@ def score(query: Query, candidates: list[Candidate], df: dict[str, int], total: 
             cand.via = ["lexical"]
     if query.window:
         _apply_window(query.window, candidates)
+
+
+def _term_counts(cand: Candidate, weights: dict[str, float]) -> dict[str, float]:
+    """Occurrences of each query term, a field's weight per occurrence (BM25F-style)."""
+    counts: dict[str, float] = {}
+    for text, weight in cand.fields or ((None, 1.0),):
+        for token in cand.token_list if text is None else tokens(text):
+            if token in weights:
+                counts[token] = counts.get(token, 0) + weight
+    return counts
+
+
+def _lone_character(term: str) -> bool:
+    return len(term) == 1 and is_cjk(term)
 
 
 def _apply_window(window: tuple[str, str], candidates: list[Candidate]) -> None:
@@ -114,10 +136,12 @@ def _distinct(ranked: list[Candidate]) -> list[Candidate]:
         if cand.id in seen_ids:
             continue
         shape = set(cand.token_list)
-        if shape and any(_jaccard(shape, other) >= NEAR_DUPLICATE for other in shapes):
+        if len(shape) >= SHORT and any(_jaccard(shape, other) >= NEAR_DUPLICATE
+                                       for other in shapes):
             continue
         seen_ids.add(cand.id)
-        shapes.append(shape)
+        if len(shape) >= SHORT:
+            shapes.append(shape)
         out.append(cand)
     return out
 

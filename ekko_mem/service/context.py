@@ -35,6 +35,8 @@ class ContextService:
         if budget < 0:
             from ..errors import UsageError
             raise UsageError(f"--budget must be 0 or more, not {budget}", "pass --budget 1200")
+        from ..retrieval.limits import check_limit
+        check_limit("budget", budget)
         counter_name = counter or config.get("context.counter")
         count = get_counter(counter_name)
         sid = self.session(session)

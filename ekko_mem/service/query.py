@@ -27,23 +27,45 @@ class QueryService:
         text = (q.get("queryText") or "").strip()
         pool = q["limit"] * 3 + 20
         exact: list[dict] = []
-        relevant: list[tuple[dict, float]] = []
-        for _, store in self._read_stores(q.get("scopes")):
-            if structured or not text:
+        stores = self._read_stores(q.get("scopes"))
+        if structured or not text:
+            for _, store in stores:
                 exact += store.find_nodes(base, limit=pool)
-            if text:
-                relevant += self._search(store, text, base, pool)
+        relevant: list[tuple[dict, float]] = []
+        if text:
+            found = self.recall(stores, text, kinds=("node",), node_filter=base)
+            relevant = [(c.record, c.score) for c in found["ranked"]]
         return self._classify(q, exact, relevant, now)
 
-    def _search(self, store, text: str, f: dict, limit: int) -> list[tuple[dict, float]]:
-        from ..store.fts import match_all, match_any
-        strict = match_all(text)
-        if strict is None:
-            return []
-        hits = store.search_nodes(strict, f, limit=limit)
-        if not hits:
-            hits = store.search_nodes(match_any(text), f, limit=limit)
-        return hits
+    def search_messages(self, text: str, *, session: str | None = None,
+                        since: str | None = None, limit: int = 20) -> dict:
+        """Earlier messages of every session ranked for `text`, as `context` ranks them."""
+        from ..retrieval.limits import check_limit
+        check_limit("limit", limit)
+        since_iso = self._since(since) if since else None
+        stores = [(name, store) for name, store in self._stores()]
+        found = self.recall(stores, text or "", kinds=("message",), session=session,
+                            since=since_iso)
+        hits = [c for c in found["ranked"] if since_iso is None
+                or c.record["createdAt"] >= since_iso][:limit]
+        return {"queryText": text, "sessionId": session, "since": since_iso,
+                "considered": found["considered"],
+                "messages": [{"message": c.record, "score": round(c.score, 4), "via": c.via,
+                              "matched": c.matched} for c in hits]}
+
+    def _since(self, text: str) -> str:
+        """--since as an ISO time, a date, or time words (yesterday, last week, 上周)."""
+        from ..env import format_time, parse_time
+        from ..retrieval.timewords import find_window
+        try:
+            return format_time(parse_time(text))
+        except (ValueError, OverflowError):
+            pass
+        found = find_window(text, self.env.now())
+        if found is None:
+            raise UsageError(f"cannot read --since {text!r} as a time",
+                             "give an ISO date like 2026-05-01, or words like 'last week'")
+        return found[0][0]
 
     def _classify(self, q: dict, exact: list[dict], relevant: list, now: str) -> dict:
         session = q.get("sessionId") or self.session()
@@ -70,7 +92,8 @@ class QueryService:
             return reason is None
 
         exact_nodes = [n for n in exact if admit(n)]
-        relevant.sort(key=lambda pair: pair[1])
+        relevant.sort(key=lambda pair: -pair[1])  # best score first
+        scores = {n["id"]: s for n, s in relevant}
         relevant_nodes = [n for n, _ in relevant if admit(n)]
         single = self.schema.is_single_valued
         active = [n for n in exact_nodes + relevant_nodes if n["status"] == "active"]
@@ -85,7 +108,8 @@ class QueryService:
                                                                              len(exact_nodes))]
         for node in exact_nodes[room:] + relevant_nodes[len(kept_relevant):]:
             omitted.append({"nodeId": node["id"], "reason": "over_limit"})
-        return {"exact": kept_exact, "relevant": kept_relevant, "omitted": omitted}
+        return {"exact": kept_exact, "relevant": kept_relevant, "omitted": omitted,
+                "scores": {n["id"]: round(scores[n["id"]], 4) for n in kept_relevant}}
 
     def _normalise_query(self, query: dict) -> dict:
         unknown = set(query) - _QUERY_FIELDS
@@ -105,6 +129,8 @@ class QueryService:
         if not isinstance(limit, int) or limit < 1:
             raise Rejected(f"limit must be a whole number of at least 1, not {limit!r}",
                            "pass --limit 20")
+        from ..retrieval.limits import check_limit
+        check_limit("limit", limit)
         q["limit"] = limit
         return q
 

@@ -68,7 +68,8 @@ class RecallService:
                                               limit=NODE_POOL):
                 pool.setdefault(node["id"], Candidate(
                     "node", node["id"], _node_text(node), node["updatedAt"], node,
-                    weight=0.8 + 0.4 * node["confidence"], origin=name))
+                    weight=0.8 + 0.4 * node["confidence"], origin=name,
+                    fields=_node_fields(node)))
         if "summary" in kinds:
             for summary in store.recent_summaries(limit=SUMMARY_POOL):
                 pool.setdefault(summary["id"], Candidate(
@@ -110,6 +111,14 @@ def _node_text(node: dict) -> str:
     parts = [node["title"], node["content"], " ".join(node.get("tags") or []),
              " ".join(node.get("entities") or [])]
     return "\n".join(p for p in parts if p)
+
+
+def _node_fields(node: dict) -> tuple:
+    """The node's parts with the weights its full-text index gives them."""
+    from ..store.nodes import FTS_WEIGHTS
+    parts = (node["title"], node["content"], " ".join(node.get("tags") or []),
+             " ".join(node.get("entities") or []))
+    return tuple((text, weight) for text, weight in zip(parts, FTS_WEIGHTS) if text)
 
 
 def _summary_text(summary: dict) -> str:
