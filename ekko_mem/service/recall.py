@@ -49,7 +49,6 @@ class RecallService:
     def _collect(self, name, store, query, kinds, pool, df, node_filter, session, since) -> int:
         """Add this db's candidates to `pool` and its term counts to `df`; its row count."""
         from ..retrieval import Candidate
-        from ..store.fts import match_terms
         counts = store.term_counts("memory_messages_fts", query.terms) if query.terms else {}
         node_counts = store.term_counts("memory_nodes_fts", query.terms) \
             if query.terms and "node" in kinds else {}
@@ -64,8 +63,8 @@ class RecallService:
             for msg in found:
                 pool.setdefault(msg["id"], _message(msg, name))
         if "node" in kinds and query.terms and node_filter is not None:
-            for node, _ in store.search_nodes(match_terms(query.terms), node_filter,
-                                              limit=NODE_POOL):
+            for node in store.node_hits(query.terms, node_counts, node_filter,
+                                        limit=NODE_POOL):
                 pool.setdefault(node["id"], Candidate(
                     "node", node["id"], _node_text(node), node["updatedAt"], node,
                     weight=0.8 + 0.4 * node["confidence"], origin=name,

@@ -8,8 +8,7 @@
 """
 from __future__ import annotations
 
-from . import codec, fts
-from .search import COMMON, WINDOW
+from . import codec, fts, search
 
 _M_COLS = ", ".join("m." + c.strip() for c in codec.MESSAGE_COLUMNS.split(","))
 
@@ -18,7 +17,7 @@ class RecallStore:
     db: object
 
     def term_counts(self, table: str, terms: list[str]) -> dict[str, int]:
-        """Rows of `table` holding each index token, counted up to COMMON + 1."""
+        """Rows of `table` holding each index token, counted up to search.COMMON + 1."""
         return {t: self._matches_capped(table, fts.match_terms([t])) for t in terms}
 
     def row_estimate(self, table: str) -> int:
@@ -31,7 +30,7 @@ class RecallStore:
                      session: str | None = None, since: str | None = None) -> list[dict]:
         """Messages holding any of `terms`, best bm25 first (rare terms only when there are),
         optionally only of one session or from `since` on."""
-        rare = [t for t in terms if 0 < counts.get(t, 0) <= COMMON]
+        rare = [t for t in terms if 0 < counts.get(t, 0) <= search.COMMON]
         present = rare or [t for t in terms if counts.get(t, 0)]
         if not present:
             return []
@@ -46,8 +45,28 @@ class RecallStore:
         rows = self.db.all(
             f"select {_M_COLS} from memory_messages_fts cross join memory_messages m"
             f" on m.rowid = memory_messages_fts.rowid where {' and '.join(where)}"
-            f" order by {order} limit ?", (*args, limit if rare else min(limit, WINDOW)))
+            f" order by {order} limit ?", (*args, limit if rare else min(limit, search.WINDOW)))
         return [codec.message_from_row(r) for r in rows]
+
+    def node_hits(self, terms: list[str], counts: dict[str, int], f: dict, *,
+                  limit: int = 40) -> list[dict]:
+        """Nodes passing the filters `f` that hold any of `terms`, best weighted bm25 first."""
+        from .nodes import FTS_WEIGHTS, _N_COLS, node_filters
+        rare = [t for t in terms if 0 < counts.get(t, 0) <= search.COMMON]
+        present = rare or [t for t in terms if counts.get(t, 0)]
+        if not present:
+            return []
+        weights = ", ".join(str(w) for w in FTS_WEIGHTS)
+        order = f"bm25(memory_nodes_fts, {weights})" if rare else "memory_nodes_fts.rowid desc"
+        where, args = node_filters(f)
+        # The FTS match is the outer loop (CROSS JOIN): rowid lookups into memory_nodes, never
+        # a walk of an index over every active node.
+        rows = self.db.all(
+            f"select {_N_COLS} from memory_nodes_fts cross join memory_nodes n"
+            f" on n.rowid = memory_nodes_fts.rowid where memory_nodes_fts match ? and"
+            f" {' and '.join(where)} order by {order} limit ?",
+            (fts.match_terms(present), *args, limit if rare else min(limit, search.WINDOW)))
+        return [codec.node_from_row(r) for r in rows]
 
     def messages_between(self, start: str, end: str, *, limit: int = 100) -> list[dict]:
         """Messages created in [start, end), the newest `limit`."""
