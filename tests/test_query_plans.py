@@ -107,6 +107,24 @@ PATHS = {
     "latest summary": lambda s: s.get_latest_summary("s1"),
     "node audit trail": lambda s: s.list_events(node_id="mem_plan00000000000003"),
     "id prefix": lambda s: s.ids_with_prefix("memory_nodes", "mem_plan0000"),
+    # ranked recall (service/recall.py)
+    "recall: term counts": lambda s: s.term_counts("memory_messages_fts", ["香菜", "messag"]),
+    "recall: row estimate": lambda s: s.row_estimate("memory_messages"),
+    "recall: message hits, rare terms": lambda s: s.message_hits(
+        ["香菜", "messag"], {"香菜": 40, "messag": 40}),
+    "recall: message hits, common terms only": lambda s: s.message_hits(
+        ["香菜"], {"香菜": 10**6}),
+    "recall: message hits in a session since": lambda s: s.message_hits(
+        ["香菜"], {"香菜": 40}, session="s1", since="2026-01-01T00:00:10.000Z"),
+    "recall: node hits": lambda s: s.node_hits(["香菜", "cilantro"], {"香菜": 40,
+                                                                      "cilantro": 40}, ACTIVE),
+    "recall: messages in a time window": lambda s: s.messages_between(
+        "2026-01-01T00:00:05.000Z", "2026-01-01T00:00:20.000Z"),
+    "recall: the reply to a message": lambda s: s.message_beside(
+        {"id": "msg_plan00000000000004", "sessionId": "s1"}, after=True),
+    "recall: the question before a reply": lambda s: s.message_beside(
+        {"id": "msg_plan00000000000004", "sessionId": "s1"}, after=False),
+    "recall: recent summaries": lambda s: s.recent_summaries(limit=10),
 }
 
 
@@ -130,6 +148,12 @@ def test_category_prefix_uses_the_category_index(store):
 def test_expiry_sweep_uses_the_expiry_index(store):
     steps = [s for _, plan in _plans(store, PATHS["due for expiry"]) for s in plan]
     assert any("expires" in s for s in steps), steps
+
+
+def test_time_window_uses_the_time_index(store):
+    steps = [s for _, plan in _plans(store, PATHS["recall: messages in a time window"])
+             for s in plan]
+    assert any("idx_memory_messages_created" in s for s in steps), steps
 
 
 def test_the_scan_detector_catches_a_full_scan(store):

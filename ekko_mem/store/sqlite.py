@@ -15,8 +15,8 @@ from .maintenance import MaintenanceStore
 from .transfer import TransferStore
 
 
-class SqliteMemoryStore(DesignStoreApi, SearchStore, RecallStore, NodeStore, SummaryStore, TransferStore,
-                        MaintenanceStore):
+class SqliteMemoryStore(DesignStoreApi, SearchStore, RecallStore, NodeStore, SummaryStore,
+                        TransferStore, MaintenanceStore):
     def __init__(self, db: Connection) -> None:
         self.db = db
         self.path = db.path
