@@ -143,11 +143,19 @@ def do_explain(context_id=None, *, as_json=False, workspace=None):
         return machine.emit_json(result)
     out = [f"context {result['contextId']} ({result['createdAt']})"
            + (f" for: {result['queryText']}" if result.get("queryText") else "")]
+    found = result.get("retrieval") or {}
+    if found:
+        out.append(f"ranked list: {found['candidatesConsidered']} candidates considered,"
+                   f" {found['ranked']} ranked, {found['packed']} packed,"
+                   f" {found['cutForBudget']} cut for the budget,"
+                   f" {found['belowRelevanceFloor']} below the relevance floor")
     for item in result["items"]:
+        rank = (f"  [score {item['score']:.2f} via {'+'.join(item['via'])}]"
+                if "score" in item else "")
         if item["kind"] != "node":
-            out.append(f"- {item['kind']} {item['id']}: {human.short(item['title'], 70)}")
+            out.append(f"- {item['kind']} {item['id']}: {human.short(item['title'], 70)}{rank}")
             continue
-        out.append(f"- {item['title']}  ({item['id']}, {item.get('scope', '?')})")
+        out.append(f"- {item['title']}  ({item['id']}, {item.get('scope', '?')}){rank}")
         if item.get("reason"):
             out.append(f"    why: {item['reason']}")
         for source in item.get("sources", []):

@@ -186,6 +186,7 @@ def test_migrate_status_and_dry_run(cli, ws):
     path = ws / ".ekko" / "memory.db"
     db = sqlite3.connect(path)
     db.execute("drop index idx_memory_messages_created")
+    db.execute("alter table memory_context_runs drop column ranking_json")
     db.execute("delete from memory_schema_migrations where version = 5")
     db.execute("PRAGMA user_version = 4")
     db.commit()

@@ -52,7 +52,8 @@ def test_json_shapes_of_every_command(cli, hermetic):
                                             "belowRelevanceFloor", "ranked", "packed",
                                             "cutForBudget"}
     explain = cli("explain", "--last", "--json").json()
-    assert keys(explain) == {"contextId", "queryText", "sessionId", "createdAt", "items"}
+    assert keys(explain) == {"contextId", "queryText", "sessionId", "createdAt", "items",
+                             "retrieval"}
     summary = cli("summarize", "-s", "c", "--json").json()
     assert keys(summary) == {"sessionId", "summary", "skipped", "extraction"}
     assert keys(summary["summary"]) == {"id", "sessionId", "fromMessageId", "toMessageId",

@@ -213,3 +213,16 @@ def test_an_older_db_is_reindexed_in_the_new_tokens(tmp_path):
     assert store.fts_index_ok() and not any(
         v["missing"] or v["extra"] for v in store.fts_out_of_step().values())
     store.close()
+
+
+def test_explain_says_how_the_ranked_list_was_built(cli, diary):
+    context = _context(cli, "star anise pork", 120)
+    explained = cli("explain", context["contextId"], "--json").json()
+    found = explained["retrieval"]
+    assert found["packed"] == context["diagnostics"]["packed"] > 0
+    assert found["candidatesConsidered"] == context["diagnostics"]["candidatesConsidered"]
+    assert found["cutForBudget"] == len(context["diagnostics"]["cutForBudget"])
+    scored = [i for i in explained["items"] if "score" in i]
+    assert scored and scored[0]["via"] == ["lexical"]
+    human = cli("explain", context["contextId"]).out
+    assert "candidates considered" in human and "via lexical" in human

@@ -248,7 +248,8 @@ class ContextService:
                 store.record_context_run({
                     "id": context["contextId"], "sessionId": sid, "queryText": text or None,
                     "budget": budget, "usedTokens": context["diagnostics"]["usedTokens"],
-                    "usedMemoryIds": context["usedMemoryIds"], "createdAt": self.env.now_iso()})
+                    "usedMemoryIds": context["usedMemoryIds"], "createdAt": self.env.now_iso(),
+                    "ranking": _run_ranking(context)})
         except EkkoError as exc:
             warnings.append(f"context run not recorded: {exc.message}")
 
@@ -263,11 +264,14 @@ class ContextService:
         if run is None:
             raise NotFound("no context run recorded" if context_id is None else
                            f"no context run {context_id}", "run 'ekko-mem context' first")
+        ranking = run.get("ranking") or {}
+        ranked = ranking.get("items", {})
         items = []
         for item_id in run["usedMemoryIds"]:
-            items.append(self._explain_item(item_id))
+            items.append({**self._explain_item(item_id), **ranked.get(item_id, {})})
         return {"contextId": run["id"], "queryText": run["queryText"],
-                "sessionId": run["sessionId"], "createdAt": run["createdAt"], "items": items}
+                "sessionId": run["sessionId"], "createdAt": run["createdAt"], "items": items,
+                "retrieval": {k: v for k, v in ranking.items() if k != "items"}}
 
     def _explain_item(self, item_id: str) -> dict:
         from ..ids import kind_of
@@ -308,6 +312,17 @@ class ContextService:
 def _as_candidate(node: dict):
     from ..retrieval import Candidate
     return Candidate("node", node["id"], node["title"], node["updatedAt"], node)
+
+
+def _run_ranking(context: dict) -> dict:
+    """What `explain` needs later about how the ranked list was built: counts, and each packed
+    item's score and signals (ids and numbers only, never text)."""
+    diag = context["diagnostics"]
+    return {"candidatesConsidered": diag["candidatesConsidered"], "ranked": diag["ranked"],
+            "packed": diag["packed"], "belowRelevanceFloor": diag["belowRelevanceFloor"],
+            "cutForBudget": len(diag["cutForBudget"]),
+            "items": {r["id"]: {"score": r["score"], "via": r["via"]}
+                      for r in context["ranking"]}}
 
 
 def _ranking_entry(cand) -> dict:

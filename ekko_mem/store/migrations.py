@@ -167,7 +167,9 @@ def m004_index_ranked_lookups(db) -> None:
 @migration
 def m005_reindex_stemmed_unigrams(db) -> None:
     """Full-text tokens gain English stems and single CJK characters (ekko_mem/tokens.py), so
-    both indexes are rebuilt; messages gain a time index for time-bounded recall."""
+    both indexes are rebuilt; messages gain a time index for time-bounded recall; context runs
+    keep how their ranked list was built, for `explain`."""
     from .nodes import reindex_fts
     reindex_fts(db)
     db.execute("create index idx_memory_messages_created on memory_messages (created_at)")
+    db.execute("alter table memory_context_runs add column ranking_json text")

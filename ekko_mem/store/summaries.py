@@ -47,10 +47,12 @@ class SummaryStore:
 
     # -- context runs (explain) --------------------------------------------------------------
     def record_context_run(self, run: dict) -> None:
-        self.db.execute("insert into memory_context_runs values (?, ?, ?, ?, ?, ?, ?)",
+        self.db.execute("insert into memory_context_runs (id, session_id, query_text, budget,"
+                        " used_tokens, used_memory_ids_json, created_at, ranking_json)"
+                        " values (?, ?, ?, ?, ?, ?, ?, ?)",
                         (run["id"], run.get("sessionId"), run.get("queryText"), run["budget"],
                          run["usedTokens"], codec.dumps(run["usedMemoryIds"]),
-                         run["createdAt"]))
+                         run["createdAt"], codec.dumps(run.get("ranking") or {})))
 
     def get_context_run(self, run_id: str | None) -> dict | None:
         if run_id is None:
@@ -62,7 +64,7 @@ class SummaryStore:
             return None
         return {"id": row[0], "sessionId": row[1], "queryText": row[2], "budget": row[3],
                 "usedTokens": row[4], "usedMemoryIds": codec.loads(row[5]),
-                "createdAt": row[6]}
+                "createdAt": row[6], "ranking": codec.loads(row[7]) if len(row) > 7 else None}
 
     # -- extraction bookkeeping --------------------------------------------------------------
     def extraction_mark(self, session_id: str) -> str | None:
