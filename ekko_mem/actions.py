@@ -150,8 +150,7 @@ def do_explain(context_id=None, *, as_json=False, workspace=None):
                    f" {found['cutForBudget']} cut for the budget,"
                    f" {found['belowRelevanceFloor']} below the relevance floor")
     for item in result["items"]:
-        rank = (f"  [score {item['score']:.2f} via {'+'.join(item['via'])}]"
-                if "score" in item else "")
+        rank = f"  [found by {', '.join(item['via'])}]" if item.get("via") else ""
         if item["kind"] != "node":
             out.append(f"- {item['kind']} {item['id']}: {human.short(item['title'], 70)}{rank}")
             continue

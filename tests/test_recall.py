@@ -222,7 +222,8 @@ def test_explain_says_how_the_ranked_list_was_built(cli, diary):
     assert found["packed"] == context["diagnostics"]["packed"] > 0
     assert found["candidatesConsidered"] == context["diagnostics"]["candidatesConsidered"]
     assert found["cutForBudget"] == len(context["diagnostics"]["cutForBudget"])
-    scored = [i for i in explained["items"] if "score" in i]
-    assert scored and scored[0]["via"] == ["lexical"]
+    ranked = [i for i in explained["items"] if "via" in i]
+    assert ranked and ranked[0]["via"] == ["lexical"] and ranked[1]["via"] == ["pair"]
+    assert not any("score" in i for i in explained["items"])  # the design: no scores
     human = cli("explain", context["contextId"]).out
-    assert "candidates considered" in human and "via lexical" in human
+    assert "candidates considered" in human and "found by lexical" in human

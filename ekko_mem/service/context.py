@@ -315,14 +315,14 @@ def _as_candidate(node: dict):
 
 
 def _run_ranking(context: dict) -> dict:
-    """What `explain` needs later about how the ranked list was built: counts, and each packed
-    item's score and signals (ids and numbers only, never text)."""
+    """What `explain` needs later about how the ranked list was built: counts, and what brought
+    each packed item in (ids and counts only, never text; scores stay out of explanations, as
+    the design asks)."""
     diag = context["diagnostics"]
     return {"candidatesConsidered": diag["candidatesConsidered"], "ranked": diag["ranked"],
             "packed": diag["packed"], "belowRelevanceFloor": diag["belowRelevanceFloor"],
             "cutForBudget": len(diag["cutForBudget"]),
-            "items": {r["id"]: {"score": r["score"], "via": r["via"]}
-                      for r in context["ranking"]}}
+            "items": {r["id"]: {"via": r["via"]} for r in context["ranking"]}}
 
 
 def _ranking_entry(cand) -> dict:
