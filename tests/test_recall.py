@@ -114,8 +114,9 @@ def test_time_words_follow_ekko_now(cli, ws):
 
 
 def test_priority_order_holds_with_a_ranked_list(cli, ws):
-    for i in range(30):
-        cli("log", f"older note {i} about the zebra enclosure and its feeding plan", "-s", "old")
+    cli("log", "--jsonl", "-", "-s", "old", input="".join(
+        json.dumps({"content": f"older note {i} about the zebra enclosure and its feeding"
+                    " plan"}) + "\n" for i in range(30)))
     cli("remember", "--type", "constraint", "--title", "Never feed the zebras after six")
     for i in range(3):
         cli("log", f"current chat line {i}", "-s", "now")
