@@ -257,7 +257,7 @@ _text = st.text(alphabet=st.sampled_from(list("香菜少油辣今天吃饭 abcde
 @given(nodes=st.lists(st.tuples(_text, st.sampled_from(["constraint", "preference", "task",
                                                           "fact", "recipe"]),
                                 st.floats(0.2, 1.0)), max_size=8),
-       messages=st.lists(_text, max_size=6), budget=st.integers(0, 400),
+       messages=st.lists(_text, max_size=10), budget=st.integers(0, 400),
        question=_text)
 def test_budget_is_never_exceeded(ws, nodes, messages, budget, question):
     now = "2026-03-01T12:00:00Z"
@@ -267,9 +267,9 @@ def test_budget_is_never_exceeded(ws, nodes, messages, budget, question):
             svc.propose_update("create", {"scope": "session", "type": kind,
                                           "title": content[:20] or "x", "content": content,
                                           "confidence": confidence}, actor="user")
-        for content in messages:
-            if content.strip():
-                svc.log_message(content, session="prop")
+        for index, content in enumerate(messages):
+            if content.strip():  # half in this session, half earlier ones for the ranked list
+                svc.log_message(content, session="prop" if index % 2 else f"old-{index}")
         for fmt in (False, True):
             context = svc.build_context(question, budget=budget, markdown=fmt, record=False,
                                         with_input=True)
