@@ -9,7 +9,6 @@ dropped, and the other half of each question/answer pair is brought along right 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from ..tokens import is_cjk, tokens
 from .analysis import Query
@@ -24,20 +23,25 @@ SHORT = 8              # texts with fewer distinct tokens are never called dupli
                        # short notes share most of their words by chance
 
 
-@dataclass
 class Candidate:
-    kind: str                  # "node", "message" or "summary"
-    id: str
-    text: str
-    created_at: str
-    record: dict
-    weight: float = 1.0        # trust in this kind of memory
-    origin: str = "workspace"  # which db it was read from
-    fields: tuple = ()         # (text, weight) parts, when some parts say more than others
-    score: float = 0.0
-    matched: list[str] = field(default_factory=list)
-    via: list[str] = field(default_factory=list)  # "lexical", "time", "pair"
-    _tokens: list[str] | None = None
+    """One node, message or summary competing for a place in the ranked list."""
+    __slots__ = ("kind", "id", "text", "created_at", "record", "weight", "origin", "fields",
+                 "score", "matched", "via", "_tokens")
+
+    def __init__(self, kind: str, id: str, text: str, created_at: str, record: dict, *,
+                 weight: float = 1.0, origin: str = "workspace", fields: tuple = ()) -> None:
+        self.kind = kind              # "node", "message" or "summary"
+        self.id = id
+        self.text = text
+        self.created_at = created_at
+        self.record = record
+        self.weight = weight          # trust in this kind of memory
+        self.origin = origin          # which db it was read from
+        self.fields = fields          # (text, weight) parts, when some parts say more
+        self.score = 0.0
+        self.matched: list[str] = []
+        self.via: list[str] = []      # "lexical", "time", "pair"
+        self._tokens: list[str] | None = None
 
     @property
     def token_list(self) -> list[str]:
