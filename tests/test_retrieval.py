@@ -63,6 +63,11 @@ def test_a_huge_question_is_bounded():
     ("December 25th", "2022-12-25", "2022-12-26"),  # no year: the latest one not after today
     ("3 days ago", "2023-05-06", "2023-05-09"),
     ("三天前", "2023-05-06", "2023-05-09"),
+    ("五月四号我做了什么", "2023-05-04", "2023-05-05"),
+    ("四月二十七日", "2023-04-27", "2023-04-28"),
+    ("十二月", "2022-12-01", "2023-01-01"),
+    ("last weekend", "2023-05-06", "2023-05-08"),
+    ("周末我去了哪里", "2023-05-06", "2023-05-08"),
 ])
 def test_time_words_become_local_day_windows(text, start, end, monkeypatch):
     monkeypatch.setenv("TZ", "UTC")

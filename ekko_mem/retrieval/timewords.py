@@ -34,12 +34,14 @@ def _compiled() -> list:
         wday = "|".join(w for w in sorted(_WEEKDAYS, key=len, reverse=True) if w.isascii())
         num = r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|few|several)"
         cn_num = r"(\d{1,3}|[一两二三四五六七八九十]|几)"
+        n = r"(\d{1,2}|[一二三四五六七八九十]{1,3})"  # 5 or 五, 27 or 二十七
         table = [
             (r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})", _ymd),
-            (r"(\d{4})\s*年\s*(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]?", _ymd),
-            (r"(\d{4})\s*年\s*(\d{1,2})\s*月份?", _ym),
-            (r"(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]?", _md),
-            (r"(\d{1,2})\s*月(?!\s*\d)", _m),
+            (rf"(\d{{4}})\s*年\s*{n}\s*月\s*{n}\s*[日号]?", _ymd),
+            (rf"(\d{{4}})\s*年\s*{n}\s*月份?", _ym),
+            (rf"{n}\s*月\s*{n}\s*[日号]", _md),
+            (r"(\d{1,2})\s*月\s*(\d{1,2})", _md),
+            (rf"{n}\s*月(?!\s*\d)", _m),
             (r"(\d{4})\s*年", _y),
             (rf"\b({month})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", _month_day),
             (rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({month})\b(?:,?\s+(\d{{4}}))?",
@@ -56,6 +58,8 @@ def _compiled() -> list:
             (r"\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|"
              r"day before yesterday)\b|大前天|前天|昨天|昨晚|昨日|今天|今晚|今早|今日",
              _day_word),
+            (r"\b(last|this|past|previous)\s+weekend\b|\bweekend\b|(上|这|本)?(?:个)?周末",
+             _weekend),
             (r"\b(last|this|past|previous)\s+(week|month|year)\b|上上周|上周|上个?星期|上个?礼拜|"
              r"这周|本周|这个?星期|上个?月|这个?月|本月|去年|今年|前年", _period_word),
         ]
@@ -105,20 +109,33 @@ def _month_span(year: int, month: int):
     return date(year, month, 1), end
 
 
+_DIGITS = {"一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+
+
+def _int(text: str) -> int:
+    """27 or 二十七 (up to 九十九)."""
+    if text.isdigit():
+        return int(text)
+    tens, _, ones = text.rpartition("十")
+    if "十" not in text:
+        return _DIGITS.get(text, 0)
+    return (_DIGITS.get(tens, 0) if tens else 1) * 10 + _DIGITS.get(ones, 0)
+
+
 def _ymd(m, today):
-    return _one_day(_safe(int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    return _one_day(_safe(int(m.group(1)), _int(m.group(2)), _int(m.group(3))))
 
 
 def _ym(m, today):
-    return _month_span(int(m.group(1)), int(m.group(2)))
+    return _month_span(int(m.group(1)), _int(m.group(2)))
 
 
 def _md(m, today):
-    return _one_day(_latest(int(m.group(1)), int(m.group(2)), today))
+    return _one_day(_latest(_int(m.group(1)), _int(m.group(2)), today))
 
 
 def _m(m, today):
-    return _month_of(int(m.group(1)), None, today)
+    return _month_of(_int(m.group(1)), None, today)
 
 
 def _y(m, today):
@@ -190,6 +207,16 @@ def _weekday(m, today):
     if which == "last" and back == 0:
         back = 7
     return _one_day(today - timedelta(days=back))
+
+
+def _weekend(m, today):
+    """The latest Saturday and Sunday that have begun; 'last weekend', 上周末: the one before,
+    when today is itself in a weekend."""
+    saturday = today - timedelta(days=(today.weekday() - 5) % 7)
+    which = (m.group(1) or m.group(2) or "").lower()
+    if which in ("last", "previous", "上") and today.weekday() >= 5:
+        saturday -= timedelta(days=7)
+    return saturday, saturday + timedelta(days=2)
 
 
 def _weekday_cn(m, today):
