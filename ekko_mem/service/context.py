@@ -125,8 +125,10 @@ class ContextService:
         hints = topics.categories_for(text) if text else []
         for name, store in stores:
             try:
-                out["nodes"] += self._fixed_nodes(name, store, sid, text, base, hints, out,
-                                                  recent_n)
+                if name == "workspace":
+                    out["recent"] = store.list_recent_messages(sid, recent_n)
+                    out["summary"] = store.get_latest_summary(sid)
+                out["nodes"] += self._fixed_nodes(name, store, sid, text, base, hints)
             except EkkoError as exc:
                 warnings.append(f"{name} db read failed: {exc.message}; used what was read")
         if text:
@@ -139,11 +141,9 @@ class ContextService:
         self._resolve_all(out, sid, now)
         return out
 
-    def _fixed_nodes(self, name, store, sid, text, base, hints, out, recent_n) -> list[dict]:
+    def _fixed_nodes(self, name, store, sid, text, base, hints) -> list[dict]:
         nodes: list[dict] = []
         if name == "workspace":
-            out["recent"] = store.list_recent_messages(sid, recent_n)
-            out["summary"] = store.get_latest_summary(sid)
             nodes += store.find_nodes({**base, "types": ["task"]}, limit=20)
             # Project rules always apply; decisions and facts when there is no input to
             # judge relevance by (with input, the ranked list brings the relevant ones).

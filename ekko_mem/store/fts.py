@@ -5,10 +5,9 @@ searched as plain words and never reach FTS5 as syntax.
 """
 from __future__ import annotations
 
-from ..tokens import cjk_tokens, index_text, is_cjk, runs, stem
+from ..tokens import index_text, is_cjk, runs, stem
 
-__all__ = ["index_text", "query_terms", "match_all", "match_any", "match_terms",
-           "split_expression"]
+__all__ = ["index_text", "query_terms", "match_all", "match_terms", "split_expression"]
 
 
 def _quote(token: str) -> str:
@@ -31,17 +30,6 @@ def query_terms(text: str) -> list[str]:
 def match_all(text: str) -> str | None:
     terms = query_terms(text)
     return " AND ".join(terms) if terms else None
-
-
-def match_any(text: str) -> str | None:
-    """OR of the terms, with long CJK runs also split into their bigrams for partial matches."""
-    terms: list[str] = []
-    for run in runs(text):
-        if is_cjk(run[0]) and len(run) > 2:
-            terms.extend(t for t in cjk_tokens(run) if len(t) == 2)
-        else:
-            terms.append(run if is_cjk(run[0]) else stem(run))
-    return match_terms(terms)
 
 
 def match_terms(terms: list[str]) -> str | None:

@@ -1,7 +1,6 @@
 """SqliteMemoryStore: typed reads and writes over one memory db."""
 from __future__ import annotations
 
-import json
 import os
 
 from . import codec, fts
@@ -120,22 +119,6 @@ class SqliteMemoryStore(DesignStoreApi, SearchStore, RecallStore, NodeStore, Sum
                 " where id = ?) order by created_at, rowid limit ?",
                 (session_id, after_id, limit))
         return [codec.message_from_row(r) for r in rows]
-
-    def search_messages(self, match: str, *, exclude_session: str | None = None,
-                        limit: int = 5) -> list[dict]:
-        """Messages matching an FTS5 expression, outside one session, best bm25 first."""
-        hits = self.ranked_rowids("memory_messages_fts", match)
-        if not hits:
-            return []
-        scores = dict(hits)
-        columns = ", ".join("m." + c.strip() for c in codec.MESSAGE_COLUMNS.split(","))
-        rows = self.db.all(f"select m.rowid, {columns} from json_each(?) hit cross join"
-                           " memory_messages m on m.rowid = hit.value"
-                           " where m.session_id is not ?", (json.dumps(list(scores)),
-                                                            exclude_session))
-        rows.sort(key=lambda r: r[7], reverse=True)  # created_at: newer first among equals
-        rows.sort(key=lambda r: scores[r[0]])
-        return [codec.message_from_row(r[1:]) for r in rows[:limit]]
 
     def list_sessions(self, limit: int = 100) -> list[dict]:
         rows = self.db.all(
