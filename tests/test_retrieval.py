@@ -67,11 +67,11 @@ def test_a_huge_question_is_bounded():
     ("四月二十七日", "2023-04-27", "2023-04-28"),
     ("十二月", "2022-12-01", "2023-01-01"),
     ("last weekend", "2023-05-06", "2023-05-08"),
-    ("周末我去了哪里", "2023-05-06", "2023-05-08"),
+    ("上周末我去了哪里", "2023-05-06", "2023-05-08"),
 ])
 def test_time_words_become_local_day_windows(text, start, end, monkeypatch):
     monkeypatch.setenv("TZ", "UTC")
-    window, spans = find_window(text, NOW)
+    window, spans, _ = find_window(text, NOW)
     assert window == (f"{start}T00:00:00.000Z", f"{end}T00:00:00.000Z")
     assert spans
 
@@ -80,6 +80,19 @@ def test_time_words_become_local_day_windows(text, start, end, monkeypatch):
                                   "May I ask?", "a sun hat"])
 def test_ordinary_words_are_not_time(text):
     assert find_window(text, NOW) is None
+
+
+@pytest.mark.parametrize("text, precise", [
+    ("on May 4th", True), ("yesterday", True), ("上周三", True), ("3 days ago", True),
+    ("last Monday", True), ("today", False), ("今晚吃什么", False), ("Monday blues", False),
+    ("this month", False), ("前几天", False)])
+def test_only_a_precise_past_moment_narrows(text, precise):
+    assert find_window(text, NOW)[2] is precise
+
+
+def test_habits_are_not_dates():
+    assert find_window("what do I usually do on weekends?", NOW) is None
+    assert find_window("周末我一般做什么？", NOW) is None
 
 
 def test_time_words_are_not_searched_as_text():

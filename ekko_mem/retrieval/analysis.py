@@ -28,13 +28,14 @@ STOP_CHARS = frozenset("的了吗呢吧啊呀么是我你他她它们这那哪�
 class Query:
     """A question as retrieval reads it. (A plain class: dataclasses imports inspect, ~15 ms
     of start-up before every model call.)"""
-    __slots__ = ("text", "terms", "window")
+    __slots__ = ("text", "terms", "window", "precise")
 
     def __init__(self, text: str, terms: list[str] | None = None,
-                 window: tuple[str, str] | None = None) -> None:
+                 window: tuple[str, str] | None = None, precise: bool = False) -> None:
         self.text = text
         self.terms = terms or []   # informative index tokens, unique
         self.window = window       # [start, end) in createdAt's form
+        self.precise = precise     # the window names a past moment, not just a hint
 
     @property
     def empty(self) -> bool:
@@ -50,7 +51,8 @@ def analyse(text: str, now: datetime) -> Query:
         for start, end in sorted(found[1], reverse=True):
             lexical = lexical[:start] + " " + lexical[end:]
     kept, dropped = _terms(lexical)
-    return Query(text=text, terms=kept or dropped, window=found[0] if found else None)
+    return Query(text=text, terms=kept or dropped, window=found[0] if found else None,
+                 precise=bool(found and found[2]))
 
 
 def _terms(text: str) -> tuple[list[str], list[str]]:

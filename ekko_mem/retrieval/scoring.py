@@ -16,7 +16,7 @@ from .analysis import Query
 K1 = 1.2
 B = 0.75
 FLOOR = 0.15         # a candidate scoring below this share of the best one is not relevant
-NARROW_DAYS = 3      # a window this short narrows (everything in it first); longer ones boost
+NARROW_DAYS = 3      # a precise window this short narrows (everything in it first); others boost
 WIDE_BOOST = 1.5
 NEAR_DUPLICATE = 0.9   # Jaccard similarity of token sets above which a lower hit is dropped
 SHORT = 8              # texts with fewer distinct tokens are never called duplicates: two
@@ -78,7 +78,7 @@ def score(query: Query, candidates: list[Candidate], df: dict[str, int], total: 
         if counts:
             cand.via = ["lexical"]
     if query.window:
-        _apply_window(query.window, candidates)
+        _apply_window(query.window, query.precise, candidates)
 
 
 def _term_counts(cand: Candidate, weights: dict[str, float]) -> dict[str, float]:
@@ -95,9 +95,9 @@ def _lone_character(term: str) -> bool:
     return len(term) == 1 and is_cjk(term)
 
 
-def _apply_window(window: tuple[str, str], candidates: list[Candidate]) -> None:
+def _apply_window(window: tuple[str, str], precise: bool, candidates: list[Candidate]) -> None:
     start, end = window
-    narrow = _days(start, end) <= NARROW_DAYS
+    narrow = precise and _days(start, end) <= NARROW_DAYS
     lift = max(c.score for c in candidates) or 1.0
     for cand in candidates:
         if not start <= cand.created_at < end:

@@ -4,7 +4,9 @@
 A date without a year is the latest one not after today; a month alone is the latest such
 month. Windows are [start, end) in UTC ISO text, the form createdAt is stored in, and each
 comes with the span of the question it was read from, so the caller can drop those words
-from the lexical terms (the date of a message is its createdAt, not its text).
+from the lexical terms (the date of a message is its createdAt, not its text), and with
+whether it points at a past moment precisely: "on May 4th" or "yesterday" does, while "today",
+"this month" or a bare "Monday" ("Monday blues") only hint at one.
 """
 from __future__ import annotations
 
@@ -58,8 +60,7 @@ def _compiled() -> list:
             (r"\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|"
              r"day before yesterday)\b|大前天|前天|昨天|昨晚|昨日|今天|今晚|今早|今日",
              _day_word),
-            (r"\b(last|this|past|previous)\s+weekend\b|\bweekend\b|(上|这|本)?(?:个)?周末",
-             _weekend),
+            (r"\b(last|this|past|previous)\s+weekend\b|(上|这|本)(?:个)?周末", _weekend),
             (r"\b(last|this|past|previous)\s+(week|month|year)\b|上上周|上周|上个?星期|上个?礼拜|"
              r"这周|本周|这个?星期|上个?月|这个?月|本月|去年|今年|前年", _period_word),
         ]
@@ -67,15 +68,17 @@ def _compiled() -> list:
     return _patterns
 
 
-def find_window(text: str, now: datetime) -> tuple[tuple[str, str], list[tuple[int, int]]] | None:
-    """The first time expression in `text` as ((start, end), spans of the text it used)."""
+def find_window(text: str, now: datetime
+                ) -> tuple[tuple[str, str], list[tuple[int, int]], bool] | None:
+    """The first time expression in `text` as ((start, end), spans of the text it used,
+    whether it names a past moment precisely)."""
     today = now.astimezone().date()
     for pattern, reader in _compiled():
         for match in pattern.finditer(text):
             days = reader(match, today)
             if days is not None:
-                start, end = days
-                return (_iso(start), _iso(end)), [match.span()]
+                start, end, *hint = days
+                return (_iso(start), _iso(end)), [match.span()], not hint
     return None
 
 
@@ -195,7 +198,7 @@ def _ago_cn(m, today):
 
 
 def _few_days(m, today):
-    return today - timedelta(days=_FEW), today + timedelta(days=1)
+    return today - timedelta(days=_FEW), today + timedelta(days=1), "hint"
 
 
 def _weekday(m, today):
@@ -206,7 +209,8 @@ def _weekday(m, today):
     back = (today.weekday() - _WEEKDAYS[name]) % 7
     if which == "last" and back == 0:
         back = 7
-    return _one_day(today - timedelta(days=back))
+    day = today - timedelta(days=back)
+    return (day, day + timedelta(days=1)) if which else (day, day + timedelta(days=1), "hint")
 
 
 def _weekend(m, today):
@@ -235,6 +239,8 @@ def _day_word(m, today):
     word = m.group(0).lower()
     back = {"day before yesterday": 2, "大前天": 3, "前天": 2, "yesterday": 1, "last night": 1,
             "昨天": 1, "昨晚": 1, "昨日": 1}.get(word, 0)
+    if back == 0:  # today is the present, not a memory to narrow to
+        return today, today + timedelta(days=1), "hint"
     return _one_day(today - timedelta(days=back))
 
 
@@ -247,16 +253,16 @@ def _period_word(m, today):
     if word.endswith("week") or word[:1] in "上这本" and word[-1] in "周期拜":
         if word.startswith(("last", "past", "previous", "上")):
             return monday - timedelta(days=7), monday
-        return monday, today + timedelta(days=1)
+        return monday, today + timedelta(days=1), "hint"
     if word.endswith("month") or word.endswith("月"):
         if word.startswith(("last", "past", "previous", "上")):
             prev = first - timedelta(days=1)
             return prev.replace(day=1), first
-        return first, today + timedelta(days=1)
+        return first, today + timedelta(days=1), "hint"
     years = {"去年": 1, "前年": 2, "今年": 0}
     if word in years:
         year = today.year - years[word]
         return date(year, 1, 1), date(year + 1, 1, 1)
     if word.startswith(("last", "past", "previous")):
         return date(today.year - 1, 1, 1), date(today.year, 1, 1)
-    return date(today.year, 1, 1), today + timedelta(days=1)
+    return date(today.year, 1, 1), today + timedelta(days=1), "hint"
