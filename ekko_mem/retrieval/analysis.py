@@ -38,6 +38,13 @@ class Query:
         self.precise = precise     # the window names a past moment, not just a hint
 
     @property
+    def strong_terms(self) -> list[str]:
+        """The terms that can make a row relevant on their own: words and CJK bigrams. A
+        single CJK character only adds to a match (菜 is in 香菜 and in 蔬菜), unless the
+        question has nothing longer."""
+        return [t for t in self.terms if not (len(t) == 1 and is_cjk(t))] or self.terms
+
+    @property
     def empty(self) -> bool:
         return not self.terms and self.window is None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from ..tokens import is_cjk, tokens
+from ..tokens import tokens
 from .analysis import Query
 
 K1 = 1.2
@@ -19,6 +19,7 @@ FLOOR = 0.15         # a candidate scoring below this share of the best one is n
 NARROW_DAYS = 3      # a precise window this short narrows (everything in it first); others boost
 WIDE_BOOST = 1.5
 NEAR_DUPLICATE = 0.9   # Jaccard similarity of token sets above which a lower hit is dropped
+DEDUP_WINDOW = 30
 SHORT = 8              # texts with fewer distinct tokens are never called duplicates: two
                        # short notes share most of their words by chance
 
@@ -26,7 +27,7 @@ SHORT = 8              # texts with fewer distinct tokens are never called dupli
 class Candidate:
     """One node, message or summary competing for a place in the ranked list."""
     __slots__ = ("kind", "id", "text", "created_at", "record", "weight", "origin", "fields",
-                 "score", "matched", "via", "_tokens")
+                 "score", "matched", "via", "_tokens", "_parts")
 
     def __init__(self, kind: str, id: str, text: str, created_at: str, record: dict, *,
                  weight: float = 1.0, origin: str = "workspace", fields: tuple = ()) -> None:
@@ -42,12 +43,20 @@ class Candidate:
         self.matched: list[str] = []
         self.via: list[str] = []      # "lexical", "time", "pair"
         self._tokens: list[str] | None = None
+        self._parts: list[tuple[list[str], float]] | None = None
 
     @property
     def token_list(self) -> list[str]:
         if self._tokens is None:
-            self._tokens = tokens(self.text)
+            self._tokens = [t for part in self.field_tokens() for t in part[0]]
         return self._tokens
+
+    def field_tokens(self) -> list[tuple[list[str], float]]:
+        """(tokens, weight) of each part: the fields when there are, else the whole text."""
+        if self._parts is None:
+            self._parts = [(tokens(text), weight)
+                           for text, weight in self.fields or ((self.text, 1.0),)]
+        return self._parts
 
 
 def idf(df: int, total: int) -> float:
@@ -66,7 +75,7 @@ def score(query: Query, candidates: list[Candidate], df: dict[str, int], total: 
         return
     avgdl = sum(len(c.token_list) for c in candidates) / len(candidates) or 1.0
     weights = {t: idf(df.get(t, 0), total) for t in query.terms}
-    strong = {t for t in query.terms if not _lone_character(t)} or set(query.terms)
+    strong = set(query.strong_terms)
     for cand in candidates:
         counts = _term_counts(cand, weights)
         if not strong & counts.keys():
@@ -84,15 +93,11 @@ def score(query: Query, candidates: list[Candidate], df: dict[str, int], total: 
 def _term_counts(cand: Candidate, weights: dict[str, float]) -> dict[str, float]:
     """Occurrences of each query term, a field's weight per occurrence (BM25F-style)."""
     counts: dict[str, float] = {}
-    for text, weight in cand.fields or ((None, 1.0),):
-        for token in cand.token_list if text is None else tokens(text):
+    for part, weight in cand.field_tokens():
+        for token in part:
             if token in weights:
                 counts[token] = counts.get(token, 0) + weight
     return counts
-
-
-def _lone_character(term: str) -> bool:
-    return len(term) == 1 and is_cjk(term)
 
 
 def _apply_window(window: tuple[str, str], precise: bool, candidates: list[Candidate]) -> None:
@@ -133,25 +138,34 @@ def rank(candidates: list[Candidate], floor: float | None = None
 
 
 def _distinct(ranked: list[Candidate]) -> list[Candidate]:
+    """Drop repeats: the same token set anywhere, a near duplicate among the first
+    DEDUP_WINDOW kept (where a repeat would waste budget; comparing every pair of a long
+    list would cost more than it saves)."""
     out: list[Candidate] = []
     seen_ids: set[str] = set()
+    seen_shapes: set[frozenset] = set()
     shapes: list[set[str]] = []
     for cand in ranked:
         if cand.id in seen_ids:
             continue
-        shape = set(cand.token_list)
-        if len(shape) >= SHORT and any(_jaccard(shape, other) >= NEAR_DUPLICATE
-                                       for other in shapes):
+        shape = frozenset(cand.token_list)
+        if len(shape) >= SHORT and (shape in seen_shapes or len(out) < DEDUP_WINDOW and any(
+                _near(shape, other) for other in shapes)):
             continue
         seen_ids.add(cand.id)
         if len(shape) >= SHORT:
-            shapes.append(shape)
+            seen_shapes.add(shape)
+            if len(out) < DEDUP_WINDOW:
+                shapes.append(shape)
         out.append(cand)
     return out
 
 
-def _jaccard(a: set[str], b: set[str]) -> float:
-    return len(a & b) / len(a | b)
+def _near(a: set[str], b: set[str]) -> bool:
+    # Sets of very different sizes cannot be that similar: skip the intersection.
+    if min(len(a), len(b)) < NEAR_DUPLICATE * max(len(a), len(b)):
+        return False
+    return len(a & b) >= NEAR_DUPLICATE * len(a | b)
 
 
 def with_partners(ranked: list[Candidate], partners: dict[str, Candidate]) -> list[Candidate]:

@@ -43,7 +43,7 @@ class ContextService:
         text = (text or "").strip()
         stores, status = self._context_stores(warnings, strict)
         gathered = self._gather(stores, sid, text, warnings,
-                                max(3, min(8, int(config.get("context.recent")))))
+                                max(3, min(8, int(config.get("context.recent")))), budget)
         if stores and warnings and status == "ok":
             status = "degraded"
         context = self._pack(gathered, text, budget, count, counter_name, with_input,
@@ -116,7 +116,7 @@ class ContextService:
                 raise exc from None
 
     # -- retrieval ------------------------------------------------------------------------
-    def _gather(self, stores, sid, text, warnings, recent_n) -> dict:
+    def _gather(self, stores, sid, text, warnings, recent_n, budget) -> dict:
         """The design's fixed sections, then one ranked list for the rest of the budget."""
         now = self.env.now_iso()
         out = {"recent": [], "summary": None, "nodes": [], "ranked": [], "omitted": [],
@@ -135,7 +135,7 @@ class ContextService:
             shown = [m["id"] for m in out["recent"]] + (
                 [out["summary"]["id"]] if out["summary"] else [])
             found = self.recall(stores, text, skip_ids=shown, node_filter=base,
-                                warnings=warnings)
+                                warnings=warnings, room=budget // 25)
             out["ranked"] = found["ranked"]
             out.update(considered=found["considered"], belowFloor=found["belowFloor"])
         self._resolve_all(out, sid, now)
@@ -203,8 +203,9 @@ class ContextService:
         # Fixed nodes past their section's size join the ranked list, after its hits.
         ranked = gathered["ranked"] + [_as_candidate(n) for n in nodes if n["id"] not in placed]
         chinese = topics.is_chinese(text + "".join(n["title"] for n in nodes[:10]))
-        items = build_items(text if with_input else "", gathered, sections, ranked, chinese,
-                            PRIORITY, HIGH_CONFIDENCE)
+        items = build_items(text if with_input else "", gathered, sections,
+                            _could_fit(ranked, budget, count), chinese, PRIORITY,
+                            HIGH_CONFIDENCE)
         body, kept, omitted, used = render_text(items, budget, count, chinese, markdown)
         used_ids = [i for i in dict.fromkeys(k.split("#")[0] for k in kept) if i != "input"]
         keep = set(used_ids)
@@ -312,6 +313,18 @@ class ContextService:
 def _as_candidate(node: dict):
     from ..retrieval import Candidate
     return Candidate("node", node["id"], node["title"], node["updatedAt"], node)
+
+
+def _could_fit(ranked: list, budget: int, count) -> list:
+    """The head of the ranked list that could still matter: items until their text adds up to
+    twice the budget. Packing the rest would only cost time (it is counted as cut)."""
+    head, total = [], 0
+    for cand in ranked:
+        if total > 2 * budget:
+            break
+        head.append(cand)
+        total += count(cand.text)
+    return head
 
 
 def _run_ranking(context: dict) -> dict:

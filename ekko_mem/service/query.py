@@ -45,7 +45,7 @@ class QueryService:
         since_iso = self._since(since) if since else None
         stores = [(name, store) for name, store in self._stores()]
         found = self.recall(stores, text or "", kinds=("message",), session=session,
-                            since=since_iso)
+                            since=since_iso, room=2 * limit)
         hits = [c for c in found["ranked"] if since_iso is None
                 or c.record["createdAt"] >= since_iso][:limit]
         return {"queryText": text, "sessionId": session, "since": since_iso,

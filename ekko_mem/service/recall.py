@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from ..errors import EkkoError
 
-POOL = 100          # message hits read per db
-NODE_POOL = 40      # memory nodes read per db
-SUMMARY_POOL = 100  # newest summaries scored per db
+POOL = 40           # message hits read per db, at least (more for a larger budget or limit)
+MAX_POOL = 200
+NODE_POOL = 20      # memory nodes read per db
+SUMMARY_POOL = 30   # newest summaries scored per db
 PAIRED = 40         # hits whose other half is fetched
 KINDS = ("node", "message", "summary")
 
@@ -17,8 +18,12 @@ KINDS = ("node", "message", "summary")
 class RecallService:
     def recall(self, stores, text: str, *, kinds=KINDS, skip_ids=(), node_filter=None,
                session: str | None = None, since: str | None = None,
-               warnings: list | None = None) -> dict:
-        """{"query", "ranked" (Candidates, best first), "considered", "belowFloor"}."""
+               warnings: list | None = None, room: int = POOL) -> dict:
+        """{"query", "ranked" (Candidates, best first), "considered", "belowFloor"}.
+
+        `room` is about how many messages the caller could use; each db is read for that
+        many hits (between POOL and MAX_POOL), which bounds the cost of a call."""
+        pool_size = max(POOL, min(MAX_POOL, room))
         from ..retrieval import analyse, rank, score, with_partners
         query = analyse(text, self.env.now())
         out = {"query": query, "ranked": [], "considered": 0, "belowFloor": 0}
@@ -31,7 +36,7 @@ class RecallService:
         for name, store in stores:
             try:
                 total += self._collect(name, store, query, kinds, pool, df, node_filter,
-                                       session, since)
+                                       session, since, pool_size)
             except EkkoError as exc:
                 if warnings is not None:
                     warnings.append(f"{name} db search failed: {exc.message}")
@@ -46,7 +51,8 @@ class RecallService:
         out.update(ranked=ranked, considered=len(candidates), belowFloor=below)
         return out
 
-    def _collect(self, name, store, query, kinds, pool, df, node_filter, session, since) -> int:
+    def _collect(self, name, store, query, kinds, pool, df, node_filter, session, since,
+                 size) -> int:
         """Add this db's candidates to `pool` and its term counts to `df`; its row count."""
         from ..retrieval import Candidate
         counts = store.term_counts("memory_messages_fts", query.terms) if query.terms else {}
@@ -55,15 +61,16 @@ class RecallService:
         for term in query.terms:
             df[term] = df.get(term, 0) + counts.get(term, 0) + node_counts.get(term, 0)
         if "message" in kinds:
-            found = store.message_hits(query.terms, counts, limit=POOL, session=session,
-                                       since=since) if query.terms else []
+            # Candidates come from the strong terms; single characters still count in scoring.
+            found = store.message_hits(query.strong_terms, counts, limit=size,
+                                       session=session, since=since) if query.terms else []
             if query.window and session is None:
                 start = max(query.window[0], since or "")
-                found += store.messages_between(start, query.window[1], limit=POOL)
+                found += store.messages_between(start, query.window[1], limit=size)
             for msg in found:
                 pool.setdefault(msg["id"], _message(msg, name))
         if "node" in kinds and query.terms and node_filter is not None:
-            for node in store.node_hits(query.terms, node_counts, node_filter,
+            for node in store.node_hits(query.strong_terms, node_counts, node_filter,
                                         limit=NODE_POOL):
                 pool.setdefault(node["id"], Candidate(
                     "node", node["id"], _node_text(node), node["updatedAt"], node,

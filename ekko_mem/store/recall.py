@@ -8,6 +8,8 @@
 """
 from __future__ import annotations
 
+import json
+
 from . import codec, fts, search
 
 _M_COLS = ", ".join("m." + c.strip() for c in codec.MESSAGE_COLUMNS.split(","))
@@ -34,7 +36,19 @@ class RecallStore:
         present = rare or [t for t in terms if counts.get(t, 0)]
         if not present:
             return []
-        where, args = ["memory_messages_fts match ?"], [fts.match_terms(present)]
+        match = fts.match_terms(present)
+        if session is None and since is None:
+            # FTS5 ranks inside its own index and reads only the winners' rows.
+            order = "rank" if rare else "rowid desc"
+            rowids = [r[0] for r in self.db.all(
+                "select rowid from memory_messages_fts where memory_messages_fts match ?"
+                f" order by {order} limit ?", (match, limit if rare else
+                                                min(limit, search.WINDOW)))]
+            rows = self.db.all(f"select {_M_COLS} from json_each(?) hit cross join"
+                               " memory_messages m on m.rowid = hit.value order by hit.key",
+                               (json.dumps(rowids),))
+            return [codec.message_from_row(r) for r in rows]
+        where, args = ["memory_messages_fts match ?"], [match]
         if session is not None:
             where.append("m.session_id = ?")
             args.append(session)
@@ -57,15 +71,16 @@ class RecallStore:
         if not present:
             return []
         weights = ", ".join(str(w) for w in FTS_WEIGHTS)
-        order = f"bm25(memory_nodes_fts, {weights})" if rare else "memory_nodes_fts.rowid desc"
+        order = f"bm25(memory_nodes_fts, {weights})" if rare else "rowid desc"
+        # FTS5 ranks inside its own index; the filters then read only those rows (a few
+        # spare, as some fail them).
+        rowids = [r[0] for r in self.db.all(
+            f"select rowid from memory_nodes_fts where memory_nodes_fts match ? order by {order}"
+            " limit ?", (fts.match_terms(present), 3 * limit if rare else search.WINDOW))]
         where, args = node_filters(f)
-        # The FTS match is the outer loop (CROSS JOIN): rowid lookups into memory_nodes, never
-        # a walk of an index over every active node.
-        rows = self.db.all(
-            f"select {_N_COLS} from memory_nodes_fts cross join memory_nodes n"
-            f" on n.rowid = memory_nodes_fts.rowid where memory_nodes_fts match ? and"
-            f" {' and '.join(where)} order by {order} limit ?",
-            (fts.match_terms(present), *args, limit if rare else min(limit, search.WINDOW)))
+        rows = self.db.all(f"select {_N_COLS} from json_each(?) hit cross join memory_nodes n"
+                           f" on n.rowid = hit.value where {' and '.join(where)}"
+                           " order by hit.key limit ?", (json.dumps(rowids), *args, limit))
         return [codec.node_from_row(r) for r in rows]
 
     def messages_between(self, start: str, end: str, *, limit: int = 100) -> list[dict]:
