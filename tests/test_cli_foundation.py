@@ -185,17 +185,16 @@ def test_migrate_status_and_dry_run(cli, ws):
     assert cli("migrate").out.strip().endswith("nothing to apply")
     path = ws / ".ekko" / "memory.db"
     db = sqlite3.connect(path)
-    db.execute("drop index idx_memory_messages_created")
     db.execute("alter table memory_context_runs drop column ranking_json")
-    db.execute("delete from memory_schema_migrations where version = 5")
-    db.execute("PRAGMA user_version = 4")
+    db.execute("delete from memory_schema_migrations where version = 6")
+    db.execute("PRAGMA user_version = 5")
     db.commit()
     db.close()
     dry = cli("migrate", "--dry-run", "--json").json()
-    assert dry["pending"] == [[5, "m005_reindex_stemmed_unigrams"]]
+    assert dry["pending"] == [[6, "m006_add_context_run_ranking"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
-    assert applied["appliedNow"] == ["m005_reindex_stemmed_unigrams"]
+    assert applied["appliedNow"] == ["m006_add_context_run_ranking"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

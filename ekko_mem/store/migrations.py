@@ -167,9 +167,13 @@ def m004_index_ranked_lookups(db) -> None:
 @migration
 def m005_reindex_stemmed_unigrams(db) -> None:
     """Full-text tokens gain English stems and single CJK characters (ekko_mem/tokens.py), so
-    both indexes are rebuilt; messages gain a time index for time-bounded recall; context runs
-    keep how their ranked list was built, for `explain`."""
+    both indexes are rebuilt; messages gain a time index for time-bounded recall."""
     from .nodes import reindex_fts
     reindex_fts(db)
     db.execute("create index idx_memory_messages_created on memory_messages (created_at)")
+
+
+@migration
+def m006_add_context_run_ranking(db) -> None:
+    """Context runs keep how their ranked list was built (counts and signals), for `explain`."""
     db.execute("alter table memory_context_runs add column ranking_json text")
