@@ -116,6 +116,8 @@ PATHS = {
         ["香菜"], {"香菜": 10**6}),
     "recall: message hits in a session since": lambda s: s.message_hits(
         ["香菜"], {"香菜": 40}, session="s1", since="2026-01-01T00:00:10.000Z"),
+    "recall: common message hits in a session": lambda s: s.message_hits(
+        ["香菜"], {"香菜": 10**6}, session="s1"),
     "recall: node hits": lambda s: s.node_hits(["香菜", "cilantro"], {"香菜": 40,
                                                                       "cilantro": 40}, ACTIVE),
     "recall: messages in a time window": lambda s: s.messages_between(
@@ -148,6 +150,17 @@ def test_category_prefix_uses_the_category_index(store):
 def test_expiry_sweep_uses_the_expiry_index(store):
     steps = [s for _, plan in _plans(store, PATHS["due for expiry"]) for s in plan]
     assert any("expires" in s for s in steps), steps
+
+
+@pytest.mark.parametrize("name", ["recall: message hits, common terms only",
+                                  "recall: common message hits in a session",
+                                  "recall: node hits"])
+def test_recall_reads_never_sort_every_match(store, name):
+    """A word in most rows must not be sorted in full: FTS5 gives its matches in rowid or
+    rank order itself, and only the few winners' rows are read."""
+    for sql, steps in _plans(store, PATHS[name]):
+        if "memory_messages_fts match" in sql or "memory_nodes_fts match" in sql:
+            assert not any("TEMP B-TREE" in s for s in steps) or "bm25" in sql, (steps, sql)
 
 
 def test_time_window_uses_the_time_index(store):

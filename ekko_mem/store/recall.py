@@ -55,7 +55,7 @@ class RecallStore:
         if since is not None:
             where.append("m.created_at >= ?")
             args.append(since)
-        order = "bm25(memory_messages_fts)" if rare else "m.rowid desc"
+        order = "bm25(memory_messages_fts)" if rare else "memory_messages_fts.rowid desc"
         rows = self.db.all(
             f"select {_M_COLS} from memory_messages_fts cross join memory_messages m"
             f" on m.rowid = memory_messages_fts.rowid where {' and '.join(where)}"
