@@ -23,8 +23,14 @@ def is_cjk(ch: str) -> bool:
             or "\uf900" <= ch <= "\ufaff")
 
 
+# ASCII punctuation and controls to spaces: the fast path for plain English text.
+_ASCII_SEPARATORS = {i: " " for i in range(128) if not chr(i).isalnum()}
+
+
 def runs(text: str) -> list[str]:
     """Maximal runs of CJK characters, and of other letters and digits, lower-cased."""
+    if text.isascii():
+        return text.lower().translate(_ASCII_SEPARATORS).split()
     out: list[str] = []
     current: list[str] = []
     current_cjk = False

@@ -147,3 +147,11 @@ def test_partners_follow_their_hit():
     hit.score, next_hit.score = 3.0, 2.0
     out = with_partners([hit, next_hit], {"q": other})
     assert [c.id for c in out] == ["q", "r", "z"] and out[1].via == ["pair"]
+
+
+@pytest.mark.parametrize("text", ["Hello, World! it's 2026-05-04_ok", "a\tb\nc\x00d", "",
+                                  "ALL CAPS and-dashes/slashes", "x" * 300])
+def test_the_ascii_fast_path_splits_as_the_general_one(text):
+    from ekko_mem.tokens import runs
+    # " 香" makes the text non-ASCII, so it takes the general path
+    assert runs(text) == [r for r in runs(text + " 香") if r != "香"]

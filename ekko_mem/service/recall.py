@@ -11,7 +11,7 @@ POOL = 40           # message hits read per db, at least (more for a larger budg
 MAX_POOL = 200
 NODE_POOL = 20      # memory nodes read per db
 SUMMARY_POOL = 30   # newest summaries scored per db
-PAIRED = 40         # hits whose other half is fetched
+PAIRED = 20         # hits whose other half is fetched (more for a larger budget or limit)
 KINDS = ("node", "message", "summary")
 
 
@@ -46,7 +46,8 @@ class RecallService:
         score(query, candidates, df, total)
         ranked, below = rank(candidates)
         if "message" in kinds:
-            partners = self._partners(stores, ranked[:PAIRED], skip, session, since)
+            partners = self._partners(stores, ranked[:max(PAIRED, pool_size // 2)], skip,
+                                      session, since)
             ranked = with_partners(ranked, partners)
         out.update(ranked=ranked, considered=len(candidates), belowFloor=below)
         return out
