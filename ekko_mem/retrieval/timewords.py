@@ -26,46 +26,64 @@ _NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 
             "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 _FEW = 7  # "a few days ago", 前几天: up to a week back
 
-_patterns: list | None = None  # compiled on first use: context start-up stays cheap
+_table: list | None = None       # (triggers, source, reader), built on first use
+_compiled: dict[int, re.Pattern] = {}  # a pattern is compiled only when its trigger shows up
 
 
-def _compiled() -> list:
-    global _patterns
-    if _patterns is None:
+def _rules() -> list:
+    """(trigger substrings, pattern source, reader). A pattern is tried, and compiled (about
+    0.3 ms each, which would add up before every model call), only when the lower-cased
+    question holds one of its triggers."""
+    global _table
+    if _table is None:
         month = "|".join(sorted(_MONTHS, key=len, reverse=True))
         wday = "|".join(w for w in sorted(_WEEKDAYS, key=len, reverse=True) if w.isascii())
         num = r"(\d{1,3}|a|an|one|two|three|four|five|six|seven|eight|nine|ten|a few|few|several)"
         cn_num = r"(\d{1,3}|[一两二三四五六七八九十]|几)"
         n = r"(\d{1,2}|[一二三四五六七八九十]{1,3})"  # 5 or 五, 27 or 二十七
-        table = [
-            (r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})", _ymd),
-            (rf"(\d{{4}})\s*年\s*{n}\s*月\s*{n}\s*[日号]?", _ymd),
-            (rf"(\d{{4}})\s*年\s*{n}\s*月份?", _ym),
-            (rf"{n}\s*月\s*{n}\s*[日号]", _md),
-            (r"(\d{1,2})\s*月\s*(\d{1,2})", _md),
-            (rf"{n}\s*月(?!\s*\d)", _m),
-            (r"(\d{4})\s*年", _y),
-            (rf"\b({month})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", _month_day),
-            (rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({month})\b(?:,?\s+(\d{{4}}))?",
-             _day_month),
-            (rf"\b(?:in|during|of)\s+({month})(?:\s+(\d{{4}}))?\b", _month_year),
-            (r"\b(?:in|during)\s+(\d{4})\b", _y),
-            (rf"\b{num}\s+(day|week|month|year)s?\s+ago\b", _ago),
-            (rf"{cn_num}\s*(?:个)?\s*(天|日|周|星期|礼拜|月|年)\s*(?:以前|之前|前)", _ago_cn),
-            (r"前几天|几天前|这几天|前些天|the other day|a few days ago|recently|lately|最近",
+        digits = tuple("0123456789")
+        months = tuple(_MONTHS)
+        weekdays = tuple(w for w in _WEEKDAYS if w.isascii())
+        _table = [
+            (digits, r"(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})", _ymd),
+            (("年",), rf"(\d{{4}})\s*年\s*{n}\s*月\s*{n}\s*[日号]?", _ymd),
+            (("年",), rf"(\d{{4}})\s*年\s*{n}\s*月份?", _ym),
+            (("月",), rf"{n}\s*月\s*{n}\s*[日号]", _md),
+            (("月",), r"(\d{1,2})\s*月\s*(\d{1,2})", _md),
+            (("月",), rf"{n}\s*月(?!\s*\d)", _m),
+            (("年",), r"(\d{4})\s*年", _y),
+            (months, rf"\b({month})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b",
+             _month_day),
+            (months, rf"\b(?:the\s+)?(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?({month})\b"
+             rf"(?:,?\s+(\d{{4}}))?", _day_month),
+            (months, rf"\b(?:in|during|of)\s+({month})(?:\s+(\d{{4}}))?\b", _month_year),
+            (("in ", "during "), r"\b(?:in|during)\s+(\d{4})\b", _y),
+            (("ago",), rf"\b{num}\s+(day|week|month|year)s?\s+ago\b", _ago),
+            (("前",), rf"{cn_num}\s*(?:个)?\s*(天|日|周|星期|礼拜|月|年)\s*(?:以前|之前|前)",
+             _ago_cn),
+            (("天", "other day", "recent", "lately", "最近"),
+             r"前几天|几天前|这几天|前些天|the other day|a few days ago|recently|lately|最近",
              _few_days),
-            (rf"\b(last|this|on|past)\s+({wday})\b|\b({wday})\b", _weekday),
-            (r"(上|这|本)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])", _weekday_cn),
-            (r"(?:周|星期|礼拜)([一二三四五六日天])", _weekday_cn_bare),
-            (r"\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|"
-             r"day before yesterday)\b|大前天|前天|昨天|昨晚|昨日|今天|今晚|今早|今日",
-             _day_word),
-            (r"\b(last|this|past|previous)\s+weekend\b|(上|这|本)(?:个)?周末", _weekend),
-            (r"\b(last|this|past|previous)\s+(week|month|year)\b|上上周|上周|上个?星期|上个?礼拜|"
+            (weekdays, rf"\b(last|this|on|past)\s+({wday})\b|\b({wday})\b", _weekday),
+            (("周", "星期", "礼拜"), r"(上|这|本)(?:个)?(?:周|星期|礼拜)([一二三四五六日天])",
+             _weekday_cn),
+            (("周", "星期", "礼拜"), r"(?:周|星期|礼拜)([一二三四五六日天])", _weekday_cn_bare),
+            (("yesterday", "today", "tonight", "this ", "last night", "前天", "昨", "今"),
+             r"\b(yesterday|today|tonight|this morning|this afternoon|this evening|last night|"
+             r"day before yesterday)\b|大前天|前天|昨天|昨晚|昨日|今天|今晚|今早|今日", _day_word),
+            (("weekend", "周末"), r"\b(last|this|past|previous)\s+weekend\b|(上|这|本)(?:个)?周末",
+             _weekend),
+            (("week", "month", "year", "周", "星期", "礼拜", "月", "年"),
+             r"\b(last|this|past|previous)\s+(week|month|year)\b|上上周|上周|上个?星期|上个?礼拜|"
              r"这周|本周|这个?星期|上个?月|这个?月|本月|去年|今年|前年", _period_word),
         ]
-        _patterns = [(re.compile(p, re.IGNORECASE), f) for p, f in table]
-    return _patterns
+    return _table
+
+
+def _pattern(index: int, source: str) -> re.Pattern:
+    if index not in _compiled:
+        _compiled[index] = re.compile(source, re.IGNORECASE)
+    return _compiled[index]
 
 
 def find_window(text: str, now: datetime
@@ -73,8 +91,11 @@ def find_window(text: str, now: datetime
     """The first time expression in `text` as ((start, end), spans of the text it used,
     whether it names a past moment precisely)."""
     today = now.astimezone().date()
-    for pattern, reader in _compiled():
-        for match in pattern.finditer(text):
+    lowered = text.lower()
+    for index, (triggers, source, reader) in enumerate(_rules()):
+        if not any(trigger in lowered for trigger in triggers):
+            continue
+        for match in _pattern(index, source).finditer(text):
             days = reader(match, today)
             if days is not None:
                 start, end, *hint = days
