@@ -54,6 +54,9 @@ _VOWELS = frozenset("aeiouy")
 _KEEP_DOUBLE = frozenset("lsz")
 
 
+_stems: dict[str, str] = {}  # words repeat a lot across the candidates of one question
+
+
 def stem(word: str) -> str:
     """A light English stemmer: plurals, -ing and -ed, a final e or y.
 
@@ -63,6 +66,15 @@ def stem(word: str) -> str:
     """
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
         return word
+    found = _stems.get(word)
+    if found is None:
+        found = _stem(word)
+        if len(_stems) < 50_000:  # bounded: a long import must not grow it without end
+            _stems[word] = found
+    return found
+
+
+def _stem(word: str) -> str:
     if word.endswith("sses"):
         word = word[:-2]
     elif word.endswith("ies"):

@@ -122,10 +122,8 @@ PATHS = {
                                                                       "cilantro": 40}, ACTIVE),
     "recall: messages in a time window": lambda s: s.messages_between(
         "2026-01-01T00:00:05.000Z", "2026-01-01T00:00:20.000Z"),
-    "recall: the reply to a message": lambda s: s.message_beside(
-        {"id": "msg_plan00000000000004", "sessionId": "s1"}, after=True),
-    "recall: the question before a reply": lambda s: s.message_beside(
-        {"id": "msg_plan00000000000004", "sessionId": "s1"}, after=False),
+    "recall: the other halves of pairs": lambda s: s.message_partners(
+        ["msg_plan00000000000004", "msg_plan00000000000007"]),
     "recall: recent summaries": lambda s: s.recent_summaries(limit=10),
 }
 

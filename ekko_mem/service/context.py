@@ -135,7 +135,7 @@ class ContextService:
             shown = [m["id"] for m in out["recent"]] + (
                 [out["summary"]["id"]] if out["summary"] else [])
             found = self.recall(stores, text, skip_ids=shown, node_filter=base,
-                                warnings=warnings, room=budget // 25)
+                                warnings=warnings, room=budget // 40)
             out["ranked"] = found["ranked"]
             out.update(considered=found["considered"], belowFloor=found["belowFloor"])
         self._resolve_all(out, sid, now)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..errors import EkkoError
 
-POOL = 40           # message hits read per db, at least (more for a larger budget or limit)
+POOL = 30           # message hits read per db, at least (more for a larger budget or limit)
 MAX_POOL = 200
 NODE_POOL = 20      # memory nodes read per db
 SUMMARY_POOL = 30   # newest summaries scored per db
@@ -47,7 +47,7 @@ class RecallService:
         ranked, below = rank(candidates)
         if "message" in kinds:
             partners = self._partners(stores, ranked[:max(PAIRED, pool_size // 2)], skip,
-                                      session, since)
+                                      since)
             ranked = with_partners(ranked, partners)
         out.update(ranked=ranked, considered=len(candidates), belowFloor=below)
         return out
@@ -85,26 +85,19 @@ class RecallService:
         return store.row_estimate("memory_messages") + (
             store.row_estimate("memory_nodes") if "node" in kinds else 0)
 
-    def _partners(self, stores, ranked, skip, session, since) -> dict:
+    def _partners(self, stores, ranked, skip, since) -> dict:
         """The other half of each message hit's question/answer pair, by hit id."""
         partners = {}
-        for cand in ranked:
-            if cand.kind != "message" or cand.record["role"] not in ("user", "assistant"):
-                continue
-            store = dict(stores).get(cand.origin)
-            if store is None:
-                continue
-            after = cand.record["role"] == "user"
+        for name, store in stores:
+            ids = [c.id for c in ranked if c.kind == "message" and c.origin == name]
             try:
-                other = store.message_beside(cand.record, after=after)
+                found = store.message_partners(ids)
             except EkkoError:
                 continue
-            if other is None or other["id"] in skip or other["role"] != (
-                    "assistant" if after else "user"):
-                continue
-            if since is not None and other["createdAt"] < since:
-                continue
-            partners[cand.id] = _message(other, cand.origin)
+            for hit_id, other in found.items():
+                if other["id"] in skip or (since is not None and other["createdAt"] < since):
+                    continue
+                partners[hit_id] = _message(other, name)
         return partners
 
 

@@ -90,17 +90,24 @@ class RecallStore:
                            " order by created_at desc limit ?", (start, end, limit))
         return [codec.message_from_row(r) for r in rows]
 
-    def message_beside(self, message: dict, *, after: bool) -> dict | None:
-        """The message just after (or before) `message` in its session."""
-        if after:
-            found = self.list_messages_after(message["sessionId"], message["id"], 1)
-            return found[0] if found else None
-        row = self.db.one(
-            f"select {codec.MESSAGE_COLUMNS} from memory_messages where session_id = ?"
-            " and (created_at, rowid) < (select created_at, rowid from memory_messages"
-            " where id = ?) order by created_at desc, rowid desc limit 1",
-            (message["sessionId"], message["id"]))
-        return codec.message_from_row(row) if row else None
+    def message_partners(self, ids: list[str]) -> dict[str, dict]:
+        """For each message id, the message next to it in its session that answers it or that
+        it answers: the one after a user message, the one before an assistant message (when
+        that one has the other role). Two statements, along the session index."""
+        if not ids:
+            return {}
+        pairs = self.db.all(
+            "select m.id, m.role, case m.role when 'user' then (select n.id from memory_messages n"
+            " where n.session_id = m.session_id and (n.created_at, n.rowid) > (m.created_at,"
+            " m.rowid) order by n.created_at, n.rowid limit 1) else (select n.id from"
+            " memory_messages n where n.session_id = m.session_id and (n.created_at, n.rowid)"
+            " < (m.created_at, m.rowid) order by n.created_at desc, n.rowid desc limit 1) end"
+            " from json_each(?) hit cross join memory_messages m on m.id = hit.value"
+            " where m.role in ('user', 'assistant')", (json.dumps(ids),))
+        others = {m["id"]: m for m in self.get_messages([o for _, _, o in pairs if o])}
+        wanted = {"user": "assistant", "assistant": "user"}
+        return {mid: others[o] for mid, role, o in pairs
+                if o in others and others[o]["role"] == wanted[role]}
 
     def recent_summaries(self, *, limit: int = 100) -> list[dict]:
         """The newest summaries that are still current (not waiting to be regenerated)."""
