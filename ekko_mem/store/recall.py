@@ -15,6 +15,21 @@ from . import codec, fts, search
 _M_COLS = ", ".join("m." + c.strip() for c in codec.MESSAGE_COLUMNS.split(","))
 
 
+RANK_ROWS = 1_000  # at most this many rows are scored by bm25 for one question
+
+
+def _rankable(rare: list[str], counts: dict[str, int]) -> list[str]:
+    """The rarest terms whose matches add up to at most RANK_ROWS, when there are two or
+    more of them; else none."""
+    chosen, rows = [], 0
+    for term in sorted(rare, key=lambda t: counts[t]):
+        if rows + counts[term] > RANK_ROWS:
+            break
+        chosen.append(term)
+        rows += counts[term]
+    return chosen if len(chosen) >= 2 else []
+
+
 class RecallStore:
     db: object
 
@@ -38,12 +53,19 @@ class RecallStore:
             return []
         match = fts.match_terms(present)
         if session is None and since is None:
-            # FTS5 ranks inside its own index and reads only the winners' rows.
-            order = "rank" if rare else "rowid desc"
-            rowids = [r[0] for r in self.db.all(
-                "select rowid from memory_messages_fts where memory_messages_fts match ?"
-                f" order by {order} limit ?", (match, limit if rare else
-                                                min(limit, search.WINDOW)))]
+            # bm25 reads a size record for every row it scores: it ranks only when two or more
+            # rare terms together match at most RANK_ROWS rows. Otherwise the newest matches
+            # are the candidates (one word's matches differ little in bm25), and the ranking
+            # in retrieval/ orders them.
+            ranked = _rankable(rare, counts)
+            if ranked:
+                sql, args = ("select rowid from memory_messages_fts where memory_messages_fts"
+                             " match ? order by rank limit ?", (fts.match_terms(ranked), limit))
+            else:
+                sql, args = ("select rowid from memory_messages_fts where memory_messages_fts"
+                             " match ? order by rowid desc limit ?",
+                             (match, min(limit, search.WINDOW)))
+            rowids = [r[0] for r in self.db.all(sql, args)]
             rows = self.db.all(f"select {_M_COLS} from json_each(?) hit cross join"
                                " memory_messages m on m.rowid = hit.value order by hit.key",
                                (json.dumps(rowids),))
