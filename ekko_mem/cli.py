@@ -154,8 +154,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _emit_error(line: str) -> None:
+    from .render.terminal import printable  # an error may quote what the user typed
     try:
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(printable(line) + "\n")
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
         pass

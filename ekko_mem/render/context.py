@@ -5,6 +5,8 @@ wrap at 80 columns when piped.
 """
 from __future__ import annotations
 
+from .terminal import printable
+
 HEADINGS = {
     "input": ("当前问题", "Current input"),
     "recent": ("最近对话", "Recent conversation"),
@@ -24,14 +26,20 @@ def _pick(pair, chinese: bool) -> str:
 
 
 def _pref_heading(node: dict, chinese: bool) -> str:
-    topic = node["categoryPath"][1] if len(node["categoryPath"]) > 1 else ""
+    topic = _flat(node["categoryPath"][1]) if len(node["categoryPath"]) > 1 else ""
     if chinese:
         return f"用户{topic}偏好"
     return f"User preferences ({topic})" if topic else "User preferences"
 
 
+def _flat(text: str) -> str:
+    """One line of stored text, with no control characters: an item cannot break out of its
+    line into a heading of its own, nor send escape codes to a terminal."""
+    return " ".join(printable(text).split())
+
+
 def _node_line(node: dict, chinese: bool) -> str:
-    text = " ".join((node.get("content") or node["title"]).split())
+    text = _flat(node.get("content") or node["title"])
     if node.get("expiresAt"):
         until = node["expiresAt"][:16].replace("T", " ")
         text += f"（临时，至 {until} UTC，优先于长期偏好）" if chinese else \
@@ -41,7 +49,7 @@ def _node_line(node: dict, chinese: bool) -> str:
 
 def _message_line(msg: dict, chinese: bool) -> str:
     who = _pick(ROLE_NAMES.get(msg["role"], (msg["role"], msg["role"])), chinese)
-    text = " ".join(msg["content"].split())
+    text = _flat(msg["content"])
     return f"- {who}：{text}" if chinese else f"- {who}: {text}"
 
 
@@ -69,12 +77,12 @@ def build_items(input_text, gathered, sections, ranked, chinese, priority, high)
             priority["task"], (2, index))
     summary = gathered["summary"]
     if summary:
-        text = summary["summary"]
+        text = _flat(summary["summary"])
         if summary.get("currentGoal"):
-            text += ("\n目标：" if chinese else "\nGoal: ") + summary["currentGoal"]
+            text += ("\n目标：" if chinese else "\nGoal: ") + _flat(summary["currentGoal"])
         if summary.get("pendingWork"):
             text += ("\n待办：" if chinese else "\nPending: ") + "; ".join(
-                summary["pendingWork"])
+                _flat(item) for item in summary["pendingWork"])
         add("summary", _pick(HEADINGS["summary"], chinese), summary["id"], text,
             priority["summary"], (3, 0))
     groups = [("constraints", sections["constraints"], lambda n: _pick(
@@ -91,7 +99,7 @@ def build_items(input_text, gathered, sections, ranked, chinese, priority, high)
                 _node_line(cand.record, chinese), priority["history"], (6, "", index))
         elif cand.kind == "summary":
             add("summaries", _pick(HEADINGS["summaries"], chinese), cand.id,
-                "- " + " ".join(cand.text.split()), priority["history"], (8, "", index))
+                "- " + _flat(cand.text), priority["history"], (8, "", index))
         else:
             msg = cand.record
             # Printed in time order under one line per day: the date is said once, not paid

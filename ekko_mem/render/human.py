@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 
+from .terminal import printable
+
 
 def _console(color: bool):
     from rich.console import Console
@@ -23,24 +25,25 @@ def table(title: str, columns: list[str], rows: list[list[str]], *,
     for name in columns:
         grid.add_column(name, overflow="fold")
     for row in rows:
-        grid.add_row(*(escape(str(c)) for c in row))
+        grid.add_row(*(escape(printable(str(c))) for c in row))
     from ..env import Env
     _console(not no_color and Env().color()).print(grid)
 
 
 def _one_line(value) -> str:
-    return str(value).replace("\t", " ").replace("\n", " ")
+    return printable(str(value)).replace("\t", " ").replace("\n", " ")
 
 
 def lines(text_lines: list[str]) -> None:
+    """Lines for people; stored text in them cannot reach the terminal as control codes."""
     for line in text_lines:
-        sys.stdout.write(line + "\n")
+        sys.stdout.write(printable(line) + "\n")
 
 
 def note(message: str, *, quiet: bool = False) -> None:
     """A diagnostic for people: stderr, so stdout stays data."""
     if not quiet:
-        sys.stderr.write(message + "\n")
+        sys.stderr.write(printable(message) + "\n")
 
 
 def short(text: str, width: int = 60) -> str:

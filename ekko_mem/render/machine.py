@@ -4,14 +4,16 @@ from __future__ import annotations
 import json
 import sys
 
+from .terminal import json_safe
+
 
 def dump(obj) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+    return json_safe(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
 
 
 def emit_json(obj, out=None) -> None:
     out = out or sys.stdout
-    out.write(json.dumps(obj, ensure_ascii=False, indent=2) + "\n")
+    out.write(json_safe(json.dumps(obj, ensure_ascii=False, indent=2)) + "\n")
 
 
 def emit_jsonl(rows, out=None) -> None:
