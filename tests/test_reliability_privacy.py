@@ -239,3 +239,30 @@ def test_symlinked_ekko_paths_do_not_redirect_writes(cli, tmp_path, link):
     landed = conn.execute("select count(*) from memory_messages").fetchone()[0]
     conn.close()
     assert landed == 0 and result.code == 6, result
+
+
+@pytest.mark.parametrize("link", [".ekko", ".ekko/memory.db"])
+def test_context_does_not_follow_a_symlinked_ekko_either(cli, tmp_path, link):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    assert cli("init", str(outside)).code == 0
+    assert cli("remember", "--type", "fact", "--title", "secret plan of another project",
+               cwd=outside).code == 0
+    ws = tmp_path / "victim"
+    ws.mkdir()
+    if link == ".ekko":
+        (ws / ".ekko").symlink_to(outside / ".ekko")
+    else:
+        (ws / ".ekko").mkdir(mode=0o700)
+        (ws / ".ekko" / "memory.db").symlink_to(outside / ".ekko" / "memory.db")
+    result = cli("context", "secret plan", "--json", cwd=ws)
+    assert result.code == 0 and "secret plan" not in result.json()["text"]
+    assert "symbolic link" in result.err and result.json()["diagnostics"]["storeStatus"] != "ok"
+    conn = sqlite3.connect(outside / ".ekko" / "memory.db")
+    runs = conn.execute("select count(*) from memory_context_runs").fetchone()[0]
+    conn.close()
+    assert runs == 0  # no run record written through the link
+    strict = cli("context", "secret plan", "--strict", cwd=ws)
+    assert strict.code == 6 and "symbolic link" in strict.err
+    allowed = cli("context", "secret plan", cwd=ws, env={"EKKO_ALLOW_SYMLINKS": "1"})
+    assert "secret plan" in allowed.out

@@ -85,6 +85,8 @@ class ContextService:
                 if not os.path.exists(path):
                     raise StoreUnavailable(f"{name} memory db {path} is missing",
                                            "run 'ekko-mem init'")
+                if name == "workspace":  # refused as the writers refuse it: no reads, no runs
+                    self._refuse_symlinks(path)
                 store = self._open_for_context(path)
                 if store.read_only_reason:
                     if strict:
