@@ -222,8 +222,8 @@ def test_fts_query_text_never_reaches_fts_as_syntax(service):
 
 
 # -- symlinked .ekko ---------------------------------------------------------------------------
-@pytest.mark.parametrize("link", [".ekko", ".ekko/memory.db"])
-def test_symlinked_ekko_paths_do_not_redirect_writes(cli, tmp_path, link):
+def _linked_workspace(cli, tmp_path, link):
+    """(another workspace, a workspace whose `link` points into it)."""
     outside = tmp_path / "outside"
     outside.mkdir()
     assert cli("init", str(outside)).code == 0
@@ -234,6 +234,12 @@ def test_symlinked_ekko_paths_do_not_redirect_writes(cli, tmp_path, link):
     else:
         (ws / ".ekko").mkdir(mode=0o700)
         (ws / ".ekko" / "memory.db").symlink_to(outside / ".ekko" / "memory.db")
+    return outside, ws
+
+
+@pytest.mark.parametrize("link", [".ekko", ".ekko/memory.db"])
+def test_symlinked_ekko_paths_do_not_redirect_writes(cli, tmp_path, link):
+    outside, ws = _linked_workspace(cli, tmp_path, link)
     result = cli("log", "written through a link", cwd=ws)
     conn = sqlite3.connect(outside / ".ekko" / "memory.db")
     landed = conn.execute("select count(*) from memory_messages").fetchone()[0]
@@ -243,18 +249,9 @@ def test_symlinked_ekko_paths_do_not_redirect_writes(cli, tmp_path, link):
 
 @pytest.mark.parametrize("link", [".ekko", ".ekko/memory.db"])
 def test_context_does_not_follow_a_symlinked_ekko_either(cli, tmp_path, link):
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    assert cli("init", str(outside)).code == 0
+    outside, ws = _linked_workspace(cli, tmp_path, link)
     assert cli("remember", "--type", "fact", "--title", "secret plan of another project",
                cwd=outside).code == 0
-    ws = tmp_path / "victim"
-    ws.mkdir()
-    if link == ".ekko":
-        (ws / ".ekko").symlink_to(outside / ".ekko")
-    else:
-        (ws / ".ekko").mkdir(mode=0o700)
-        (ws / ".ekko" / "memory.db").symlink_to(outside / ".ekko" / "memory.db")
     result = cli("context", "secret plan", "--json", cwd=ws)
     assert result.code == 0 and "secret plan" not in result.json()["text"]
     assert "symbolic link" in result.err and result.json()["diagnostics"]["storeStatus"] != "ok"
