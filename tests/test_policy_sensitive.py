@@ -193,3 +193,27 @@ def test_properties_over_mixed_text(pieces, tail):
         core = secret.split()[-1].removeprefix("密码是")
         assert core not in out
     assert redact(out) == out
+
+
+@pytest.mark.parametrize("text, kept", [
+    ("my openai key is sk-abcdefghijklmnopqrstuvwxyz123456 ok", "my openai key is"),
+    ("数据库密码是 hunter2x9，部署时用", "数据库密码是"),
+    ("Authorization: Bearer abcdefghijklmnop1234567890", "Authorization:"),
+    ("DB_PASSWORD=s3cr3t-Value", "DB_PASSWORD="),
+])
+def test_mask_secrets_replaces_credentials(text, kept):
+    from ekko_mem.policy.sensitive import SECRET_MARKER, mask_secrets
+    masked = mask_secrets(text)
+    assert SECRET_MARKER in masked and masked.startswith(kept)
+
+
+@pytest.mark.parametrize("text", [
+    "the key point is a7f3c9e2b1d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8",  # a git sha
+    "uuid 123e4567-e89b-12d3-a456-426614174000 and a token of thanks",
+    "mail me at someone@example.com or call +86 138 0013 8000",  # personal, not a secret
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk",
+    "what is the password policy?",
+])
+def test_mask_secrets_leaves_look_alikes_alone(text):
+    from ekko_mem.policy.sensitive import mask_secrets
+    assert mask_secrets(text) == text

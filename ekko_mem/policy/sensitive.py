@@ -198,3 +198,28 @@ def describe(findings: list[dict]) -> str:
     if len(phrases) == 1:
         return phrases[0]
     return f"{', '.join(phrases[:-1])} and {phrases[-1]}"
+
+
+SECRET_KINDS = ("api_key", "password")
+SECRET_MARKER = "[secret removed]"
+# Lower-cased text without any of these cannot match a credential pattern above: a cheap
+# screen, so the patterns are compiled (a few ms) only for text that might hold a secret.
+_SECRET_HINTS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "akia", "asia",
+                 "xox", "aiza", "eyj", "bearer", "key", "token", "secret", "passw", "pwd",
+                 "密码", "密碼", "口令", "密钥", "秘钥", "令牌")
+
+
+def mask_secrets(text: str) -> str:
+    """text with every credential (API keys, tokens, passwords) replaced by SECRET_MARKER;
+    other personal data is left as it is."""
+    lowered = text.lower()
+    if not any(hint in lowered for hint in _SECRET_HINTS):
+        return text
+    parts, last = [], 0
+    for finding in find_sensitive(text):
+        if finding["kind"] in SECRET_KINDS:
+            parts.append(text[last:finding["start"]])
+            parts.append(SECRET_MARKER)
+            last = finding["end"]
+    parts.append(text[last:])
+    return "".join(parts)

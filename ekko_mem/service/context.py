@@ -193,6 +193,7 @@ class ContextService:
     def _pack(self, gathered, text, budget, count, counter_name, with_input,
               markdown) -> dict:
         from ..render.context import build_items, render_text
+        _mask_for_model(gathered)
         nodes = gathered["nodes"]
         sections = {
             "activeTasks": [n for n in nodes if n["type"] == "task"][: LIMITS["tasks"]],
@@ -315,6 +316,32 @@ class ContextService:
 def _as_candidate(node: dict):
     from ..retrieval import Candidate
     return Candidate("node", node["id"], node["title"], node["updatedAt"], node)
+
+
+_MASKED = {"message": ("content",), "node": ("title", "content"),
+           "summary": ("summary", "currentGoal")}
+
+
+def _mask_for_model(gathered: dict) -> None:
+    """Credentials never leave through a context: every stored text it may print (and the
+    records its JSON carries) has them replaced by a marker, whatever path stored them."""
+    from ..policy.sensitive import mask_secrets
+
+    def masked(record: dict | None, kind: str) -> dict | None:
+        if record is None:
+            return None
+        changed = {f: mask_secrets(record[f]) for f in _MASKED[kind]
+                   if isinstance(record.get(f), str)}
+        lists = {f: [mask_secrets(x) for x in record[f]] for f in ("pendingWork",)
+                 if kind == "summary" and record.get(f)}
+        return {**record, **changed, **lists}
+
+    gathered["recent"] = [masked(m, "message") for m in gathered["recent"]]
+    gathered["summary"] = masked(gathered["summary"], "summary")
+    gathered["nodes"] = [masked(n, "node") for n in gathered["nodes"]]
+    for cand in gathered["ranked"]:
+        cand.record = masked(cand.record, cand.kind)
+        cand.text = mask_secrets(cand.text)
 
 
 def _could_fit(ranked: list, budget: int, count) -> list:
