@@ -43,15 +43,17 @@ def do_init(path, *, no_gitignore=False, as_json=False, quiet=False, workspace=N
 
 
 def do_log(text, *, session=None, role="user", parent=None, meta=(), jsonl=None,
-           as_json=False, quiet=False, workspace=None):
+           yes=False, as_json=False, quiet=False, workspace=None):
     svc = service(workspace, session)
     with svc:
         if jsonl is not None:
-            messages = svc.log_jsonl(_read_lines(jsonl), session=session)
+            messages = svc.log_jsonl(_read_lines(jsonl), session=session, confirm=yes)
         else:
             body = read_text(text, "message text")
             messages = [svc.log_message(body, session=session, role=role, parent=parent,
-                                        meta=list(meta))]
+                                        meta=list(meta), confirm=yes)]
+    for note in svc.notes:
+        human.note(f"ekko-mem: note: {note}", quiet=quiet)
     if as_json:
         return machine.emit_jsonl(messages)
     if not quiet:
@@ -76,8 +78,16 @@ def _read_lines(source: str):
                          "convert it first, for example with iconv -t UTF-8") from None
 
 
-def do_history(*, session=None, limit=20, sessions=False, as_json=False, no_color=False,
-               workspace=None):
+def unless_revealed(result, reveal: bool):
+    """What a view prints: credentials masked unless the person asked to see them."""
+    if reveal:
+        return result
+    from .policy.sensitive import mask_record
+    return mask_record(result)
+
+
+def do_history(*, session=None, limit=20, sessions=False, reveal=False, as_json=False,
+               no_color=False, workspace=None):
     if sessions:
         with service(workspace) as svc:
             found = svc.sessions(limit)
@@ -87,7 +97,7 @@ def do_history(*, session=None, limit=20, sessions=False, as_json=False, no_colo
                            [[s["sessionId"], s["messages"], s["firstAt"], s["lastAt"]]
                             for s in found], no_color=no_color)
     with service(workspace, session) as svc:
-        result = svc.history(session=session, limit=limit)
+        result = unless_revealed(svc.history(session=session, limit=limit), reveal)
     if as_json:
         return machine.emit_jsonl(result["messages"])
     rows = [[m["createdAt"], m["id"], m["role"], human.short(m["content"], 80)]
@@ -136,9 +146,9 @@ def do_context(text, *, session=None, budget=None, format="text", counter=None,
         sys.stdout.write(context["text"] + "\n")
 
 
-def do_explain(context_id=None, *, as_json=False, workspace=None):
+def do_explain(context_id=None, *, reveal=False, as_json=False, workspace=None):
     with service(workspace) as svc:
-        result = svc.explain(context_id)
+        result = unless_revealed(svc.explain(context_id), reveal)
     if as_json:
         return machine.emit_json(result)
     out = [f"context {result['contextId']} ({result['createdAt']})"

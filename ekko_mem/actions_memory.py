@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .actions import read_text, service
+from .actions import read_text, service, unless_revealed
 from .errors import (EkkoError, NeedsConfirmation, NotFound, Rejected, StoreUnavailable,
                      UsageError)
 from .render import human, machine
@@ -65,12 +65,13 @@ def do_remember(text, *, scope=None, session=None, domain=None, category=None, t
 def do_query(text, *, scope=None, session=None, domain=None, category=None, type=None,
              key=None, value=None, tag=None, entity=None, include_expired=False,
              include_superseded=False, limit=20, as_json=False, no_color=False,
-             workspace=None, messages=False, since=None):
+             workspace=None, messages=False, since=None, reveal=False):
     if text == "-":
         text = read_text("-")
     if messages:
         return _query_messages(text, session=session, since=since, limit=limit,
-                               as_json=as_json, no_color=no_color, workspace=workspace)
+                               as_json=as_json, no_color=no_color, workspace=workspace,
+                               reveal=reveal)
     if since is not None:
         from .errors import UsageError
         raise UsageError("--since goes with --messages", "add --messages to search the log")
@@ -82,7 +83,8 @@ def do_query(text, *, scope=None, session=None, domain=None, category=None, type
     if value is not None:
         query["valueJson"] = svc.value_from_text(value)
     with svc:
-        result = svc.retrieve({**query, "queryText": text, "sessionId": session})
+        result = unless_revealed(svc.retrieve({**query, "queryText": text,
+                                               "sessionId": session}), reveal)
     if as_json:
         return machine.emit_json(result)
     for title, nodes in (("exact", result["exact"]), ("relevant", result["relevant"])):
@@ -96,9 +98,10 @@ def do_query(text, *, scope=None, session=None, domain=None, category=None, type
         human.note("no memory matches")
 
 
-def _query_messages(text, *, session, since, limit, as_json, no_color, workspace):
+def _query_messages(text, *, session, since, limit, as_json, no_color, workspace, reveal):
     with service(workspace) as svc:
-        result = svc.search_messages(text or "", session=session, since=since, limit=limit)
+        result = unless_revealed(svc.search_messages(text or "", session=session, since=since,
+                                                     limit=limit), reveal)
     if as_json:
         return machine.emit_json(result)
     rows = [[hit["message"]["id"], hit["message"]["sessionId"],
@@ -113,24 +116,44 @@ def _query_messages(text, *, session, since, limit, as_json, no_color, workspace
 
 
 def do_forget(node_id, *, selector, hard=False, purge_sources=False, yes=False, reason="",
-              as_json=False, quiet=False, workspace=None):
+              messages=(), verify=False, as_json=False, quiet=False, workspace=None):
     with service(workspace) as svc:
-        result = svc.forget({"id": node_id, **selector}, mode="hard" if hard else "soft",
-                            reason=reason, confirm=yes, purge_sources=purge_sources)
+        if messages:
+            result = svc.forget_messages(list(messages), mode="hard" if hard else "soft",
+                                         reason=reason, confirm=yes, verify=verify)
+        else:
+            result = svc.forget({"id": node_id, **selector}, mode="hard" if hard else "soft",
+                                reason=reason, confirm=yes, purge_sources=purge_sources,
+                                verify=verify)
     if as_json:
         machine.emit_json(result)
     elif result.get("candidates"):
         human.lines([f"{c['id']}\t{c['scope']}\t{c['status']}\t{c['title']}"
                      for c in result["candidates"]])
-    elif result["deletedIds"] and not quiet:
-        human.lines([f"{result['mode']}-deleted {i}" for i in result["deletedIds"]])
+    elif not quiet:
+        human.lines(_forget_lines(result))
     if result.get("code"):
         raise _fail_from(result)
 
 
-def do_audit(*, node=None, since=None, limit=50, as_json=False, no_color=False, workspace=None):
+def _forget_lines(result: dict) -> list[str]:
+    out = [f"{result['mode']}-deleted {i}" for i in result["deletedIds"]]
+    out += [f"already erased {i} (finished what was left)" for i in
+            result.get("alreadyErased", [])]
+    out += [f"purged message {i}" for i in result.get("purgedMessageIds", [])]
+    out += [f"dropped summary {i} (the next 'ekko-mem summarize' rebuilds it)"
+            for i in result.get("summariesDropped", [])]
+    check = result.get("verify")
+    if check and check["clean"]:
+        out.append(f"verified: none of {check['textsChecked']} erased texts is left in"
+                   f" {', '.join(check['filesChecked'])} or the full-text index")
+    return out
+
+
+def do_audit(*, node=None, since=None, limit=50, reveal=False, as_json=False, no_color=False,
+             workspace=None):
     with service(workspace) as svc:
-        events = svc.audit(node_id=node, since=since, limit=limit)
+        events = unless_revealed(svc.audit(node_id=node, since=since, limit=limit), reveal)
     if as_json:
         return machine.emit_jsonl(events)
     human.table("audit", ["time", "event", "type", "node", "actor", "reason"],
@@ -148,9 +171,9 @@ def do_undo(event_id, *, reason="", as_json=False, quiet=False, workspace=None):
                      + ", ".join(result["changedIds"])])
 
 
-def do_show(identifier, *, as_json=False, no_color=False, workspace=None):
+def do_show(identifier, *, reveal=False, as_json=False, no_color=False, workspace=None):
     with service(workspace) as svc:
-        record = svc.show(identifier)
+        record = unless_revealed(svc.show(identifier), reveal)
     if as_json:
         return machine.emit_json(record)
     print_show(record, no_color=no_color)

@@ -31,6 +31,8 @@ NoColor = Annotated[bool, typer.Option("--no-color", help="No colour (also NO_CO
 Session = Annotated[Optional[str], typer.Option(
     "--session", "-s", help="Session id (default: EKKO_SESSION, else 'default').")]
 Yes = Annotated[bool, typer.Option("--yes", "-y", help="Confirm; no question asked.")]
+Reveal = Annotated[bool, typer.Option(
+    "--reveal", help="Show credentials as stored (masked as [secret removed] by default).")]
 Reason = Annotated[str, typer.Option("--reason", help="Why (kept in the audit trail).")]
 
 
@@ -118,14 +120,19 @@ def log(
     jsonl: Annotated[Optional[str], typer.Option(
         "--jsonl", help="Append many MemoryMessage JSON lines from FILE or - (one transaction).")
     ] = None,
+    yes: Annotated[bool, typer.Option(
+        "--yes", "-y", help="Keep credentials as written (they are masked by default).")
+    ] = False,
     workspace: Workspace = None, json: Json = False, quiet: Quiet = False,
 ) -> None:
     """Append a message to the raw log and print its id.
 
+    A credential in the text (API key, token, password) is stored as [secret removed]
+    unless --yes; sensitive.policy = "refuse" rejects such a message (exit 4).
     Example: git log -1 --format=%s | ekko-mem log --role tool -s git --meta source=hook
     """
     actions.do_log(text, session=session, role=role, parent=parent, meta=meta or [],
-                   jsonl=jsonl, as_json=json, quiet=quiet, workspace=workspace)
+                   jsonl=jsonl, yes=yes, as_json=json, quiet=quiet, workspace=workspace)
 
 
 @app.command()
@@ -134,15 +141,17 @@ def history(
     limit: Annotated[int, typer.Option("--limit", "-n", help="How many messages.")] = 20,
     sessions: Annotated[bool, typer.Option(
         "--sessions", help="List the sessions instead, most recent first.")] = False,
+    reveal: Reveal = False,
     workspace: Workspace = None, json: Json = False, no_color: NoColor = False,
 ) -> None:
     """Show a session's recent messages, oldest first (JSON Lines with --json).
 
+    Credentials in them print as [secret removed] unless --reveal.
     Example: ekko-mem history -s git -n 5 --json | jq -r .content
     Example: ekko-mem history --sessions
     """
-    actions.do_history(session=session, limit=limit, sessions=sessions, as_json=json,
-                       no_color=no_color, workspace=workspace)
+    actions.do_history(session=session, limit=limit, sessions=sessions, reveal=reveal,
+                       as_json=json, no_color=no_color, workspace=workspace)
 
 
 @app.command()
@@ -217,6 +226,7 @@ def query(
     since: Annotated[Optional[str], typer.Option(
         "--since", help="With --messages: from this time on (2026-05-01, 'last week').")
     ] = None,
+    reveal: Reveal = False,
     workspace: Workspace = None, json: Json = False, no_color: NoColor = False,
 ) -> None:
     """Find memories: exact by fields, relevant by text (best first), and what was left out.
@@ -231,7 +241,7 @@ def query(
                             entity=entity, include_expired=include_expired,
                             include_superseded=include_superseded, limit=limit, as_json=json,
                             no_color=no_color, workspace=workspace, messages=messages,
-                            since=since)
+                            since=since, reveal=reveal)
 
 
 @app.command()
@@ -250,12 +260,20 @@ def forget(
         "--hard", help="Remove for good (text, index and audit copies).")] = False,
     purge_sources: Annotated[bool, typer.Option(
         "--purge-sources", help="With --hard: also the source messages.")] = False,
+    message: Annotated[Optional[list[str]], typer.Option(
+        "--message", metavar="ID", help="With --hard: erase this logged message (repeatable)."
+    )] = None,
+    verify: Annotated[bool, typer.Option(
+        "--verify", help="With --hard: byte-scan the db, -wal and -shm files afterwards;"
+        " exit 1 if the text is still there.")] = False,
     yes: Yes = False, reason: Reason = "", workspace: Workspace = None, json: Json = False,
     quiet: Quiet = False,
 ) -> None:
     """Forget memories: soft by default (status deleted); --hard removes them for good.
 
-    Several matches, or --hard, need --yes (exit 3 lists the candidates).
+    Several matches, or --hard, need --yes (exit 3 lists the candidates). --hard also
+    removes the text from older versions, audit copies, context records and summaries,
+    in one transaction per db; an interrupted run is finished by running it again.
     Example: ekko-mem forget --key avoid_ingredient --value 香菜 --reason "不再忌口"
     """
     from . import actions_memory
@@ -267,6 +285,7 @@ def forget(
         selector["valueJson"] = DraftMixin.value_from_text(value)
     actions_memory.do_forget(node_id, selector=selector, hard=hard,
                              purge_sources=purge_sources, yes=yes, reason=reason,
+                             messages=message or (), verify=verify,
                              as_json=json, quiet=quiet, workspace=workspace)
 
 
@@ -281,6 +300,7 @@ def audit(
     since: Annotated[Optional[str], typer.Option(
         "--since", help="ISO time, or -2h / -3d ago.")] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", help="At most this many.")] = 50,
+    reveal: Reveal = False,
     workspace: Workspace = None, json: Json = False, no_color: NoColor = False,
 ) -> None:
     """List audit events, newest first (JSON Lines with --json).
@@ -289,8 +309,8 @@ def audit(
     """
     if ctx.invoked_subcommand is None:
         from . import actions_memory
-        actions_memory.do_audit(node=node, since=since, limit=limit, as_json=json,
-                                no_color=no_color, workspace=workspace)
+        actions_memory.do_audit(node=node, since=since, limit=limit, reveal=reveal,
+                                as_json=json, no_color=no_color, workspace=workspace)
 
 
 @audit_app.command("undo")
@@ -312,14 +332,16 @@ def audit_undo(
 def show(
     identifier: Annotated[str, typer.Argument(
         metavar="ID", help="A node, message, summary or event id (or unique prefix).")],
+    reveal: Reveal = False,
     workspace: Workspace = None, json: Json = False, no_color: NoColor = False,
 ) -> None:
     """Show a record with its versions, source messages and audit trail.
 
+    Credentials print as [secret removed] unless --reveal.
     Example: ekko-mem show mem_01k
     """
     from . import actions_memory
-    actions_memory.do_show(identifier, as_json=json, no_color=no_color,
+    actions_memory.do_show(identifier, reveal=reveal, as_json=json, no_color=no_color,
                            workspace=workspace)
 
 
@@ -382,13 +404,15 @@ def explain(
     context_id: Annotated[Optional[str], typer.Argument(
         metavar="CONTEXT_ID", help="A context run id (default: the last one).")] = None,
     last: Annotated[bool, typer.Option("--last", help="The last context run.")] = False,
+    reveal: Reveal = False,
     workspace: Workspace = None, json: Json = False,
 ) -> None:
     """Why was this in the context? The memories a context run used, their sources and reasons.
 
     Example: ekko-mem explain --last
     """
-    actions.do_explain(None if last else context_id, as_json=json, workspace=workspace)
+    actions.do_explain(None if last else context_id, reveal=reveal, as_json=json,
+                       workspace=workspace)
 
 
 @app.command()

@@ -20,7 +20,8 @@ NO_COLOR = {"--no-color": ("no_color", "flag")}
 # name -> (module with the action, takes TEXT, options)
 FAST_COMMANDS: dict[str, tuple[str, bool, dict]] = {
     "log": ("actions", True, {**COMMON, **QUIET, **SESSION, "--role": ("role", "value"),
-                              "--parent": ("parent", "value"), "--meta": ("meta", "append")}),
+                              "--parent": ("parent", "value"), "--meta": ("meta", "append"),
+                              "--yes": ("yes", "flag"), "-y": ("yes", "flag")}),
     "context": ("actions", True, {
         **COMMON, **QUIET, **SESSION, "--budget": ("budget", "value"),
         "-b": ("budget", "value"), "--format": ("format", "value"), "-f": ("format", "value"),
@@ -38,7 +39,8 @@ FAST_COMMANDS: dict[str, tuple[str, bool, dict]] = {
         "--actor": ("actor", "value"), "--yes": ("yes", "flag"), "-y": ("yes", "flag")}),
     "history": ("actions", False, {**COMMON, **SESSION, **NO_COLOR,
                                    "--limit": ("limit", "int"), "-n": ("limit", "int"),
-                                   "--sessions": ("sessions", "flag")}),
+                                   "--sessions": ("sessions", "flag"),
+                                   "--reveal": ("reveal", "flag")}),
     "query": ("actions_memory", True, {
         **COMMON, **SESSION, **NO_COLOR, "--scope": ("scope", "append"),
         "--type": ("type", "append"), "--tag": ("tag", "append"),
@@ -47,7 +49,8 @@ FAST_COMMANDS: dict[str, tuple[str, bool, dict]] = {
         "--value": ("value", "value"), "--include-expired": ("include_expired", "flag"),
         "--include-superseded": ("include_superseded", "flag"),
         "--limit": ("limit", "int"), "-n": ("limit", "int"),
-        "--messages": ("messages", "flag"), "--since": ("since", "value")}),
+        "--messages": ("messages", "flag"), "--since": ("since", "value"),
+        "--reveal": ("reveal", "flag")}),
 }
 
 

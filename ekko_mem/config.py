@@ -15,6 +15,7 @@ SETTINGS: dict[str, tuple] = {
     "context.budget": (int, "context token budget"),
     "context.counter": (str, "token counter: estimate, cl100k or o200k"),
     "context.recent": (int, "recent messages in a context (3 to 8)"),
+    "context.header": (str, "line printed before a text or markdown context (\"\" for none)"),
     "extractor.command": (str, "LLM command run as extractor/summariser"),
     "extractor.timeout": ((int, float), "seconds before an LLM command is given up"),
     "sensitive.policy": (str, "confirm (default), refuse or allow"),
@@ -23,12 +24,19 @@ SETTINGS: dict[str, tuple] = {
     "schema.rules": (list, "extra controlled-schema rules"),
     "schema.synonyms": (dict, "key synonyms, alias = canonical"),
     "schema.singleValued": (list, "keys whose new value supersedes the old"),
+    "limits.message": (int, "most characters in one logged message"),
+    "limits.title": (int, "most characters in a memory title"),
+    "limits.content": (int, "most characters in a memory's content"),
+    "limits.line": (int, "most bytes in one JSON Lines input line"),
 }
 CHOICES = {"context.counter": ("estimate", "cl100k", "o200k"),
            "sensitive.policy": ("confirm", "refuse", "allow")}
 DEFAULTS = {"session.default": "default", "context.budget": 1200, "context.counter": "estimate",
             "context.recent": 6, "extractor.timeout": 60, "sensitive.policy": "confirm",
-            "hooks.session": "git", "hooks.trailers": True}
+            "hooks.session": "git", "hooks.trailers": True,
+            "limits.message": 100_000, "limits.title": 1_000, "limits.content": 20_000,
+            "limits.line": 1 << 20}
+POSITIVE = ("limits.message", "limits.title", "limits.content", "limits.line")
 
 
 def _meaningful(text: str) -> bool:
@@ -91,6 +99,9 @@ def _flatten(data: dict, path: str, text: str = "") -> dict:
                 raise Rejected(f"{path}, {_line_of(text, section, key)}: '{dotted}' has the"
                                f" wrong type ({type(value).__name__})",
                                f"it is the {SETTINGS[dotted][1]}")
+            if dotted in POSITIVE and value < 1:
+                raise Rejected(f"{path}, {_line_of(text, section, key)}: '{dotted}' must be"
+                               f" 1 or more, not {value}", f"it is the {SETTINGS[dotted][1]}")
             if dotted in CHOICES and value not in CHOICES[dotted]:
                 raise Rejected(f"{path}, {_line_of(text, section, key)}: '{dotted}' is"
                                f" {value!r}", f"use one of: {', '.join(CHOICES[dotted])}")

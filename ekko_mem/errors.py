@@ -15,6 +15,14 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
+def _masked(text: str) -> str:
+    """Errors quote what was given; a credential in it is never echoed back."""
+    if not text:
+        return text
+    from .policy.sensitive import mask_secrets
+    return mask_secrets(text)
+
+
 class EkkoError(Exception):
     """A failure with a plain message and a hint naming the next thing to try."""
 
@@ -22,6 +30,7 @@ class EkkoError(Exception):
     slug = "error"
 
     def __init__(self, message: str, hint: str = "", *, data: dict | None = None) -> None:
+        message, hint = _masked(message), _masked(hint)
         super().__init__(message)
         self.message = message
         self.hint = hint

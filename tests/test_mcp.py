@@ -269,3 +269,18 @@ def test_without_the_sdk_mcp_exits_6_with_the_install_hint(tmp_path, cli, ws):
     assert result.err == ("ekko-mem: the MCP server needs the optional 'mcp' package;"
                           " pip install 'ekko-mem[mcp]'\n")
     assert result.out == ""
+
+
+@needs_mcp
+def test_credentials_are_confirmed_on_the_way_in_and_masked_on_the_way_out(agent):
+    key = "glpat-Ab12Cd34Ef56Gh78Ij90"
+    asked = agent.call("memory_propose_update", operation="create",
+                       node=note("mcp-secret", f"deploy token {key}"), reason="user said").data
+    assert asked["accepted"] is False and asked["requiresConfirmation"] is True
+    assert key not in json.dumps(asked)
+    made = agent.remember(note("mcp-secret", f"deploy token {key}"), confirm=True)
+    got = agent.call("memory_get", id=made["nodeId"]).data
+    found = agent.call("memory_search", queryText="deploy token").data
+    for answer in (got, found):
+        assert key not in json.dumps(answer, ensure_ascii=False)
+        assert "[secret removed]" in json.dumps(answer, ensure_ascii=False)

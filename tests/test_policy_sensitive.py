@@ -8,7 +8,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ekko_mem.policy.sensitive import describe, find_sensitive, redact
+from ekko_mem.policy.sensitive import (
+    SECRET_KINDS,
+    SECRET_MARKER,
+    describe,
+    find_sensitive,
+    mask_secrets,
+    redact,
+)
 
 # Made-up credentials in the shapes real providers use.
 OPENAI = "sk-proj-4fZq9TLw2xV7bN1cK8mR3pD6sH0jY5uA"
@@ -217,3 +224,253 @@ def test_mask_secrets_replaces_credentials(text, kept):
 def test_mask_secrets_leaves_look_alikes_alone(text):
     from ekko_mem.policy.sensitive import mask_secrets
     assert mask_secrets(text) == text
+
+
+# -- credentials in the shapes people paste: keys, tokens, URLs, command lines, headers ------
+PEM_BODY = ("MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+            "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
+            "LxoS2tFczGkPLPgizskuemMghRniWaoLcyehkd3qqGElvW/VDL5AaWTg0nLVkjRo\n"
+            "9z+40RQzuVaE8AkAFmxZzow3x+VJYKdjykkJ0iT9wCS0DRTXu269V264Vf/3jvre\n"
+            "Ag==")
+
+
+def pem(label: str, body: str = PEM_BODY) -> str:
+    return f"-----BEGIN {label}PRIVATE KEY-----\n{body}\n-----END {label}PRIVATE KEY-----"
+
+
+ENCRYPTED_LEGACY = pem("RSA ", "Proc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0F1E2D3C4B5A6978"
+                       "8796A5B4C3D2E1F0\n\n" + PEM_BODY)
+OPENSSH_BODY = ("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+                "QyNTUxOQAAACBmYWtlZmFrZWZha2VmYWtlZmFrZWZha2VmYWtlZmFrZWZha2UAAAAJ\n"
+                "ZmFrZWtleTE")  # a short last line, without padding
+TRUNCATED_START = "-----BEGIN PRIVATE KEY-----\n" + PEM_BODY.removesuffix("\nAg==")
+
+POSITIVES = [
+    # private keys, the whole block
+    (f"here is the key:\n{pem('RSA ')}\nthanks", pem("RSA "), "api_key"),
+    (pem("EC "), pem("EC "), "api_key"),
+    (pem("DSA "), pem("DSA "), "api_key"),
+    (pem(""), pem(""), "api_key"),
+    (pem("ENCRYPTED "), pem("ENCRYPTED "), "api_key"),
+    (ENCRYPTED_LEGACY, ENCRYPTED_LEGACY, "api_key"),
+    (pem("OPENSSH ", OPENSSH_BODY), pem("OPENSSH ", OPENSSH_BODY), "api_key"),
+    ('{"private_key": "' + pem("").replace("\n", "\\n") + '\\n"}',
+     pem("").replace("\n", "\\n"), "api_key"),
+    (TRUNCATED_START + "\n\nwhy does ssh say invalid format?", TRUNCATED_START, "api_key"),
+    # provider tokens
+    ("OPENAI_API_KEY sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z_Q7aB0cD",
+     "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z_Q7aB0cD", "api_key"),
+    ("use sk-svcacct-Zy9xWv8uTs7rQp6oNm5lKj4iHg3fEd2cBa1 here",
+     "sk-svcacct-Zy9xWv8uTs7rQp6oNm5lKj4iHg3fEd2cBa1", "api_key"),
+    ("old key sk-Fa4eK3yF0rTe5tsOnly9AbCdEfGhIjKlMnOpQrStUvWxYz12",
+     "sk-Fa4eK3yF0rTe5tsOnly9AbCdEfGhIjKlMnOpQrStUvWxYz12", "api_key"),
+    ("claude: sk-ant-api03-FaKe_k3y-F0r-T3sts0nlyAbCdEfGhIjKlMnOpQrStUvWxYz-AA",
+     "sk-ant-api03-FaKe_k3y-F0r-T3sts0nlyAbCdEfGhIjKlMnOpQrStUvWxYz-AA", "api_key"),
+    ("stripe sk_live_51FaKeK3yF0rT3st5AbCdEfGh", "sk_live_51FaKeK3yF0rT3st5AbCdEfGh", "api_key"),
+    ("rk_live_51FaKeRestr1ctedAbCdEf9", "rk_live_51FaKeRestr1ctedAbCdEf9", "api_key"),
+    ("STRIPE_KEY sk_test_4eC39HqLyjWDarjtT1zdp7dc", "sk_test_4eC39HqLyjWDarjtT1zdp7dc", "api_key"),
+    ("rk_test_26PHem9AhJZvU623DfE1x4sd", "rk_test_26PHem9AhJZvU623DfE1x4sd", "api_key"),
+    ("webhook whsec_FaKeW3bh00kS1gn1ngS3cr3tAbCd", "whsec_FaKeW3bh00kS1gn1ngS3cr3tAbCd", "api_key"),
+    ("gho_16C7e42F292c6912E7710c838347Ae178B4a", "gho_16C7e42F292c6912E7710c838347Ae178B4a",
+     "api_key"),
+    ("ghu_FaKeUs3rT0k3nF0rT3st5AbCdEfGhIjKlMn", "ghu_FaKeUs3rT0k3nF0rT3st5AbCdEfGhIjKlMn",
+     "api_key"),
+    ("ghs_FaKeS3rv3rT0k3nF0rT3st5AbCdEfGhIjKl", "ghs_FaKeS3rv3rT0k3nF0rT3st5AbCdEfGhIjKl",
+     "api_key"),
+    ("ghr_FaKeR3fr3shT0k3nF0rT3st5AbCdEfGhIjK", "ghr_FaKeR3fr3shT0k3nF0rT3st5AbCdEfGhIjK",
+     "api_key"),
+    ("gitlab glpat-FaKe1234567890AbCdEf", "glpat-FaKe1234567890AbCdEf", "api_key"),
+    ("deploy token gldt-FaKeD3pl0yT0k3nAbCdEf", "gldt-FaKeD3pl0yT0k3nAbCdEf", "api_key"),
+    ("runner glrt-FaKeRunn3rT0k3nAbCdEfGh", "glrt-FaKeRunn3rT0k3nAbCdEfGh", "api_key"),
+    ("//registry.npmjs.org/:_authToken=npm_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78",
+     "npm_Ab12Cd34Ef56Gh78Ij90Kl12Mn34Op56Qr78", "api_key"),
+    ("huggingface-cli login hf_FakeTokenForTests0nlyAbCdEfGhIjKlMn",
+     "hf_FakeTokenForTests0nlyAbCdEfGhIjKlMn", "api_key"),
+    ("temporary ASIAFAKE1TESTONLY456 creds", "ASIAFAKE1TESTONLY456", "api_key"),
+    ("aws_secret_access_key = wJalrXUtnFEMIKxMDENG/bPxRfiCYFAKEKEYabcd",
+     "wJalrXUtnFEMIKxMDENG/bPxRfiCYFAKEKEYabcd", "api_key"),
+    ('{"AccessKeyId": "ASIAFAKE1TESTONLY456", "SecretAccessKey": '
+     '"QmFkZ1N0dWZmL0ZvclRlc3RzK09ubHlOb3RSZWFs"}',
+     "QmFkZ1N0dWZmL0ZvclRlc3RzK09ubHlOb3RSZWFs", "api_key"),
+    ("xoxp-1234567890-0987654321-FaKeUs3rT0k3n", "xoxp-1234567890-0987654321-FaKeUs3rT0k3n",
+     "api_key"),
+    ("socket mode xapp-1-A0FAKE12345-1234567890123-f4k3f4k3f4k3",
+     "xapp-1-A0FAKE12345-1234567890123-f4k3f4k3f4k3", "api_key"),
+    ("post to https://hooks.slack.com/services/T0FAKE000/B0FAKE000/FaKeW3bh00kS3cr3tXyZ",
+     "https://hooks.slack.com/services/T0FAKE000/B0FAKE000/FaKeW3bh00kS3cr3tXyZ", "api_key"),
+    ("https://discord.com/api/webhooks/123456789012345678/FaKe-W3bh00k_T0k3nAbCdEfGh",
+     "https://discord.com/api/webhooks/123456789012345678/FaKe-W3bh00k_T0k3nAbCdEfGh",
+     "api_key"),
+    ("GOOGLE_MAPS AIzaSyFAKE0key1for2tests3only4abcdeXYZ9",
+     "AIzaSyFAKE0key1for2tests3only4abcdeXYZ9", "api_key"),
+    ("gcloud token ya29.a0AfFaKeAcc3ssT0k3n_F0rT3st5-AbCdEf",
+     "ya29.a0AfFaKeAcc3ssT0k3n_F0rT3st5-AbCdEf", "api_key"),
+    ("cookie eyJhbGciOiJSUzI1NiJ9.eyJ1c2VyIjoiZmFrZSJ9.c2lnbmF0dXJlLWZha2U",
+     "eyJhbGciOiJSUzI1NiJ9.eyJ1c2VyIjoiZmFrZSJ9.c2lnbmF0dXJlLWZha2U", "api_key"),
+    # passwords inside URLs
+    ("DATABASE_URL=postgres://app:Pg5ecret9@db.example.com:5432/app", "Pg5ecret9", "password"),
+    ("mysql://root:My$ql-Fake1@127.0.0.1/shop", "My$ql-Fake1", "password"),
+    ("mongodb+srv://admin:M0ngoFake!@cluster0.example.mongodb.net/test", "M0ngoFake!",
+     "password"),
+    ("REDIS_URL=redis://:R3disFake@cache.example.com:6379/0", "R3disFake", "password"),
+    ("amqp://guest:Rabb1tFake@mq.internal:5672/", "Rabb1tFake", "password"),
+    ("git remote add origin https://bob:Gh-Fake-pw7@git.example.com/team/repo.git",
+     "Gh-Fake-pw7", "password"),
+    ("ftp://upload:Ftp@Fake9@files.example.com/in", "Ftp@Fake9", "password"),
+    # passwords on a command line
+    ("mysql -pS3cretFake", "S3cretFake", "password"),
+    ("mysql -u root -pS3cretFake shop", "S3cretFake", "password"),
+    ("mysqldump -h db -u backup -pDumpFake9 --all-databases > all.sql", "DumpFake9", "password"),
+    ("mariadb -u app -p'Mar1aFake'", "Mar1aFake", "password"),
+    ("mysql --user=app --password=Fl4gFake shop", "Fl4gFake", "password"),
+    ("psql --password S3cretFake2", "S3cretFake2", "password"),
+    ("tool --passwd=Passwd-Fake1", "Passwd-Fake1", "password"),
+    ("sshpass -p Ssh-Fake-42 ssh deploy@host", "Ssh-Fake-42", "password"),
+    ("PGPASSWORD=PgFake77 psql -h db -U app", "PgFake77", "password"),
+    ("redis-cli -h cache -p 6379 -a R3disCliFake ping", "R3disCliFake", "password"),
+    ("curl -u admin:CurlFake9 https://api.example.com/v1", "CurlFake9", "password"),
+    ("openssl pkcs12 -in cert.p12 -passin pass:P12Fake00", "P12Fake00", "password"),
+    # Authorization headers
+    ("curl -H 'Authorization: Basic dXNlcjpwYXNz' https://x.example.com", "dXNlcjpwYXNz",
+     "api_key"),
+    ("Authorization: Bearer FaKeB3ar3rT0k3nAbCdEfGh", "FaKeB3ar3rT0k3nAbCdEfGh", "api_key"),
+    ("Authorization: token ghp_FaKeG1tHubT0k3nF0rT3st5AbCdEfGhIjK",
+     "ghp_FaKeG1tHubT0k3nF0rT3st5AbCdEfGhIjK", "api_key"),
+    ("Proxy-Authorization: Basic cHJveHk6RmFrZTk5", "cHJveHk6RmFrZTk5", "api_key"),
+    ("X-Api-Key: FaKeAp1K3yAbCdEf0123", "FaKeAp1K3yAbCdEf0123", "api_key"),
+    # password words followed by a value, with or without a separator
+    ("password: hunter2x9", "hunter2x9", "password"),
+    ("password hunter2x9", "hunter2x9", "password"),
+    ("my password is hunter2x9", "hunter2x9", "password"),
+    ("the admin password is: hunter2x9", "hunter2x9", "password"),
+    ("passphrase correct-horse-battery-7", "correct-horse-battery-7", "password"),
+    ("pwd Tr0ub4dor&3", "Tr0ub4dor&3", "password"),
+    ("密码是 abc123456", "abc123456", "password"),
+    ("密码 abc123456", "abc123456", "password"),
+    ("邮箱的密碼 Qwe!2345 别忘了", "Qwe!2345", "password"),
+    ("口令：Abc!2345", "Abc!2345", "password"),
+    ("wifi密码：88886666", "88886666", "password"),
+    ("路由器密码12345678", "12345678", "password"),
+]
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), POSITIVES)
+def test_credential_is_found_inside_one_span(text, secret, kind):
+    at = text.index(secret)
+    assert any(f["kind"] == kind and f["start"] <= at and at + len(secret) <= f["end"]
+               for f in find_sensitive(text)), spans(text)
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), POSITIVES)
+def test_mask_secrets_removes_every_credential(text, secret, kind):
+    masked = mask_secrets(text)
+    assert secret not in masked and SECRET_MARKER in masked
+    assert mask_secrets(masked) == masked  # the marker itself is not a password
+
+
+@pytest.mark.parametrize(("text", "secret", "kind"), POSITIVES)
+def test_redacted_credentials_stay_redacted(text, secret, kind):
+    assert not [f for f in find_sensitive(redact(text)) if f["kind"] in SECRET_KINDS]
+
+
+def test_pem_block_is_one_span():
+    text = f"before\n{pem('RSA ')}\nafter"
+    assert spans(text) == [("api_key", pem("RSA "))]
+
+
+def test_truncated_pem_stops_at_the_end_of_its_base64():
+    text = TRUNCATED_START + "\n\nwhy does ssh say invalid format?"
+    assert spans(text) == [("api_key", TRUNCATED_START)]
+
+
+def test_url_keeps_scheme_and_host():
+    assert redact("postgres://app:Pg5ecret9@db.example.com/app") == (
+        "postgres://[REDACTED:password]@db.example.com/app")
+
+
+NEGATIVES = [
+    "uuid 123e4567-e89b-12d3-a456-426614174000",
+    "commit 4f3a9c2e1b7d8f6a5c4b3a2918273645abcdef01",
+    "short shas 1a2b3c4 and 4f3a9c2e1b7d",
+    "image sha256:9b2c7e4f1a3d5b6c8e0f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d4e6f8a0b2c4d",
+    "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk"
+    "YPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==" * 4,
+    "blob U29tZSBvcmRpbmFyeSBsb25nIGJhc2U2NCB0ZXh0IHdpdGhvdXQgYW55IGtleXdvcmQgYXQgYWxs"
+    "IGp1c3QgZGF0YSBmb3IgYSB0ZXN0IGNhc2U=",
+    "Python 3.12.2, node v20.11.1, version 1.4.0-rc.2+build.77",
+    "released 2026-03-01T12:00:00Z, next sprint 2026/03/15",
+    "edit /usr/local/lib/python3.12/site-packages/ekko_mem/policy/sensitive.py",
+    r"C:\Users\me\AppData\Local\ekko\config.toml",
+    "publishable pk_live_51FaKePubl1shableAbCdEf and pk_test_51FaKePubl1shableAbCd",
+    "pip install scikit-learn; import sklearn as sk-learn",
+    "see task-1234 and ask-5678901234567890abcdef",
+    "max_tokens=512, the token count is 1200",
+    "the tokenizer splits tokens",
+    "the password is stored in the vault",
+    "请帮我重置密码",
+    "忘记密码了怎么办",
+    "密码 错误",
+    "密码是什么？",
+    "password reset flow",
+    "password manager",
+    "passwd --stdin alice",
+    "epoch 1740830400123",
+    "colours #ff8800 and #1a2b3c",
+    "npm_config_cache=/tmp/npm",
+    "from huggingface_hub import hf_hub_download",
+    "mkdir -p build && git push -f",
+    "python -m pytest -p no:cacheprovider",
+    "ssh -p 2222 deploy@host.example.com",
+    "mysql -u root -p shop",
+    "mysql -h db -P 3306 -u app -p",
+    "pg_dump --password-file ~/.pw",
+    "mysql --password=$DB_PASSWORD",
+    'mysql --password "${PW}"',
+    "mysql --password <your-password>",
+    "curl -u admin https://api.example.com",
+    "git clone git@github.com:owner/repo.git",
+    "open https://user@host.example.com/path",
+    "http://localhost:8080/health and https://example.com:443/a?b=c@d",
+    "postgres://user:password@localhost/db and redis://:${REDIS_PW}@cache",
+    "Authorization: Bearer <token>",
+    "Authorization: Bearer YOUR_ACCESS_TOKEN",
+    "Authorization:\nContent-Type: application/json",
+    "-----BEGIN PRIVATE KEY----- marks the start of a key file",
+    "-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEfakePublicKeyAbCdEfGh\n"
+    "-----END PUBLIC KEY-----",
+]
+
+
+@pytest.mark.parametrize("text", NEGATIVES)
+def test_look_alikes_are_not_credentials(text):
+    assert not [f for f in find_sensitive(text) if f["kind"] in SECRET_KINDS], spans(text)
+    assert mask_secrets(text) == text
+
+
+@pytest.mark.parametrize("blob", [
+    "QUJD" * 50_000,
+    "1234567890" * 20_000,
+    "-" * 200_000,
+    "-----BEGIN PRIVATE KEY-----\n" + "A" * 200_000,
+    "-----BEGIN PRIVATE KEY-----\n" + "AAAAAAAAAA\n" * 20_000,
+    "-----BEGIN RSA PRIVATE KEY-----" * 7_000,
+    "-----BEGIN " + "A" * 200_000,
+    "a://b:" + ":" * 200_000,
+    "x://" * 50_000,
+    "x://u:" + "p@" * 100_000,
+    "mysql -u " * 25_000,
+    "redis-cli " * 20_000,
+    "curl -u a" * 25_000,
+    "sshpass -x " * 20_000,
+    "password " * 25_000,
+    "密码 " * 70_000,
+    "authorization: " * 15_000,
+    "Authorization: Basic " + "A" * 200_000,
+    "--password=" * 20_000,
+    "sk-" * 70_000,
+    "glpat-" + "a." * 100_000,
+    "@" * 200_000,
+])
+def test_adversarial_input_returns(blob):
+    assert isinstance(find_sensitive(blob), list)
+    assert isinstance(mask_secrets(blob), str)

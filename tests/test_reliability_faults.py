@@ -71,11 +71,15 @@ def remount_ro(point: Path) -> None:
 
 
 # -- disk full ---------------------------------------------------------------------------------
+RAISED_LIMITS = "[limits]\nmessage = 3000000\ncontent = 3000000\nline = 30000000\n"
+
+
 def test_disk_full_is_a_clear_error_and_loses_nothing(cli, tmpfs):
     point = tmpfs("1m")
     ws = point / "ws"
     ws.mkdir()
     assert cli("init", cwd=ws).code == 0
+    (ws / ".ekko" / "config.toml").write_text(RAISED_LIMITS)  # a write big enough to fail
     assert cli("log", "before the disk filled", cwd=ws).code == 0
     filler = point / "filler"
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
@@ -108,6 +112,7 @@ def test_file_size_limit_is_a_clear_error(ws, cli):
     """RLIMIT_FSIZE (works without root): writes past the limit fail like a full disk."""
     import resource
     assert cli("log", "small").code == 0
+    (ws / ".ekko" / "config.toml").write_text(RAISED_LIMITS)
     size = db_of(ws).stat().st_size + (db_of(ws).with_name("memory.db-wal").stat().st_size
                                        if db_of(ws).with_name("memory.db-wal").exists() else 0)
     limit = size + 64 * 1024

@@ -16,6 +16,8 @@ class LLMFailure(Exception):
 
 
 def run_command(command: str, prompt: str, *, timeout: float) -> str:
+    from ..policy.sensitive import mask_secrets
+    prompt = mask_secrets(prompt)  # the one way text reaches a model command
     try:
         argv = shlex.split(command)
     except ValueError as exc:

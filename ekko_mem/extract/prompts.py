@@ -23,7 +23,9 @@ Answer with one JSON object that matches the JSON Schema below, and nothing else
 
 
 def _messages_block(messages: list[dict]) -> str:
-    return "\n".join(json.dumps({"id": m["id"], "role": m["role"], "content": m["content"],
+    from ..policy.sensitive import mask_secrets  # a prompt goes to a model: no credentials
+    return "\n".join(json.dumps({"id": m["id"], "role": m["role"],
+                                 "content": mask_secrets(m["content"]),
                                  "createdAt": m["createdAt"]}, ensure_ascii=False)
                      for m in messages)
 

@@ -20,7 +20,8 @@ def parse_meta_pairs(pairs: list[str]) -> dict:
     return meta
 
 
-def normalise_message(raw: dict, *, default_session: str, now: str) -> dict:
+def normalise_message(raw: dict, *, default_session: str, now: str,
+                      max_chars: int | None = None) -> dict:
     """Check one message's fields and fill defaults; raise Rejected naming the field."""
     unknown = set(raw) - MESSAGE_FIELDS
     if unknown:
@@ -31,6 +32,9 @@ def normalise_message(raw: dict, *, default_session: str, now: str) -> dict:
         raise Rejected("message content is missing or empty", "give the text to log")
     if "\x00" in content:
         raise Rejected("message content contains a NUL byte", "strip binary data first")
+    if max_chars is not None:
+        from .limits import check_size
+        check_size("the message", content, max_chars, "limits.message")
     session = raw.get("sessionId") or default_session
     if not isinstance(session, str) or not session.strip():
         raise Rejected("sessionId must be a non-empty string", "pass --session NAME")
@@ -56,13 +60,17 @@ def normalise_message(raw: dict, *, default_session: str, now: str) -> dict:
     return out
 
 
-def json_objects(lines, *, what: str) -> list[tuple[int, dict]]:
+def json_objects(lines, *, what: str, max_bytes: int | None = None) -> list[tuple[int, dict]]:
     """(line number, object) for each non-blank JSON line; the first bad one is refused with
     its number, so a batch is all or nothing."""
     objects: list[tuple[int, dict]] = []
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
+        if max_bytes is not None:
+            from .limits import check_size, line_bytes
+            check_size(f"line {number}", line, max_bytes, "limits.line", unit="bytes",
+                       size=line_bytes(line, max_bytes))
         try:
             value = json.loads(line)
         except ValueError as exc:

@@ -4,6 +4,20 @@ Detection is by pattern plus a check where one exists (Luhn for cards, the GB 11
 for Chinese resident ids), tuned to stay quiet on ordinary notes: dates, versions, git shas,
 times, amounts and plain Chinese or English sentences. For a credential written as
 `password: x` or 密码是x only the value is reported, so redacted text keeps its sense.
+
+Credentials (kinds api_key and password) covered:
+- PEM private keys (RSA, EC, DSA, OpenSSH, PKCS#8, encrypted, PGP), the whole block, or from
+  BEGIN to the end of the base64 when a paste lost its END line;
+- provider tokens by their prefix: OpenAI and Anthropic sk-, Stripe secret and restricted keys
+  and webhook secrets, GitHub, GitLab, npm, Hugging Face, AWS key ids, Slack tokens and webhook
+  URLs, Discord webhook URLs, Google API keys and OAuth access tokens, JWTs;
+- values named by a key word (api_key=, token:, aws_secret_access_key =, 密钥是), by an
+  Authorization or Proxy-Authorization header, or by password, passwd, pwd, passphrase, 密码,
+  密碼 or 口令 with or without a separator;
+- the password in a URL (scheme://user:password@host);
+- passwords on a command line: mysql/mariadb -p, --password=, sshpass -p, redis-cli -a,
+  curl -u user:password, openssl -pass pass:, PGPASSWORD= and similar variables.
+Placeholders (<password>, ${PW}, $DB_PASSWORD, YOUR_TOKEN, ****) are not credentials.
 """
 from __future__ import annotations
 
@@ -26,20 +40,63 @@ _PHRASES = {
 # ASCII, and stopping at Chinese keeps 密码是什么 ("what is the password") from matching.
 _VALUE = r"(?:(?![\"'`,;])[!-~])+"
 _SEP = r"[\"']?\s*(?:[:=：]|是|为|為)\s*[\"'“‘「]?"
+# A command-line argument, quoted or not; the closing quote stays outside the value.
+_ARG = r"[\"'`]?(?P<v>[^\s\"'`]+)"
+# Up to a dozen more arguments of the same command: bounded, so that a line of repeated command
+# names costs a dozen steps per name rather than a scan to the end of the line.
+_ARGS = r"(?:\s+[^\s;|&]+){0,12}?"
 _W = "A-Za-z0-9_"  # not \w: Chinese characters are \w, and 卡号4111… must still match
+_B64 = "A-Za-z0-9+/"
 # (kind, check, pattern). A pattern reports its group "v" when it has one, else the whole
 # match. The lookbehinds let a match start only where a run begins, which keeps scanning linear
 # on long blobs of base64 or digits.
-_KEY_NAMES = r"(?:api[_-]?key|token|secret|access[_-]?key|private[_-]?key)"
+_KEY_NAMES = r"(?:api[_-]?key|token|secret(?:[_-]?key)?|access[_-]?key|private[_-]?key)"
 _PASSWORD_NAMES = r"(?:password|passwd|passphrase|pwd)"
-_SOURCES: tuple[tuple[str, str, str], ...] = (
-    ("api_key", "random", rf"(?<![{_W}-])sk-[A-Za-z0-9_-]{{20,}}"),
+_GITLAB_PREFIXES = ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "gloas-",
+                    "glsoat-", "glagent-", "glffct-")
+
+# A PEM body is lines of base64, with optional Proc-Type/DEK-Info headers; lines end in real
+# breaks or, inside JSON, in \n escapes. A short unpadded line counts only just before END, so
+# a truncated paste stops at the end of its base64 and not in the prose after it.
+_PEM_LABEL = r"(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"
+_PEM_BREAK = r"(?:\s|\\[rn])"
+_PEM_LINE = (rf"(?:[{_B64}]{{16,}}=*|[{_B64}]*=+|(?:Proc-Type|DEK-Info):[^\r\n\\]*"
+             rf"|[{_B64}]+(?={_PEM_BREAK}*-----END ))")
+_PEM = (rf"-----BEGIN {_PEM_LABEL}{_PEM_BREAK}*{_PEM_LINE}(?:{_PEM_BREAK}+{_PEM_LINE})*"
+        rf"(?:{_PEM_BREAK}*-----END {_PEM_LABEL})?")
+
+_TOKENS: tuple[tuple[str, str, str], ...] = (
+    ("api_key", "", _PEM),
+    ("api_key", "sk", rf"(?<![{_W}-])sk-[A-Za-z0-9_-]{{20,}}"),
+    # Stripe secret and restricted keys; publishable pk_ keys are meant to be public.
+    ("api_key", "", rf"(?<![{_W}-])[rs]k_(?:live|test)_[A-Za-z0-9]{{16,}}"),
+    ("api_key", "", rf"(?<![{_W}-])whsec_[{_B64}]{{20,}}=*"),
     ("api_key", "", rf"(?<![{_W}-])(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[{_W}]{{22,}})"),
+    ("api_key", "", (rf"(?<![{_W}-])(?:{'|'.join(_GITLAB_PREFIXES)})[{_W}-]{{20,}}"
+                     rf"(?:\.[{_W}-]+)*")),
+    # Exactly 36 characters: npm_config_cache and friends are settings, not tokens.
+    ("api_key", "", rf"(?<![{_W}-])npm_[A-Za-z0-9]{{36}}(?![A-Za-z0-9])"),
+    ("api_key", "", rf"(?<![{_W}-])hf_[A-Za-z0-9]{{30,}}"),
     ("api_key", "", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
-    ("api_key", "", rf"(?<![{_W}-])xox[abposr]-[A-Za-z0-9-]{{10,}}"),
+    ("api_key", "", rf"(?<![{_W}-])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{{10,}}"),
+    ("api_key", "", (r"(?<![A-Za-z0-9])https://hooks\.slack\.com/(?:services|workflows|triggers)/"
+                     r"[A-Za-z0-9_/-]{10,}")),
+    ("api_key", "", (r"(?<![A-Za-z0-9])https://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/"
+                     r"\d+/[A-Za-z0-9_-]{20,}")),
     ("api_key", "", rf"(?<![{_W}-])AIza[0-9A-Za-z_-]{{35}}(?![{_W}-])"),
+    ("api_key", "", rf"(?<![{_W}.-])ya29\.[{_W}-]{{20,}}"),
     ("api_key", "", rf"(?<![{_W}.-])eyJ[{_W}-]{{4,}}\.eyJ[{_W}-]{{4,}}\.[{_W}-]*"),
+)
+
+_NAMED: tuple[tuple[str, str, str], ...] = (
     ("api_key", "random", r"(?i)(?<![A-Za-z0-9])bearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"),
+    # After the header name any scheme word is skipped; key:secret pairs are kept whole.
+    ("api_key", "credential", (rf"(?i)(?<![{_W}-])(?:proxy-)?authori[sz]ation[\"']?[ \t]*[:=]"
+                               r"[ \t]*[\"']?(?:[a-z][a-z0-9-]*[ \t]+)?"
+                               rf"(?P<v>[{_W}.~+/-]+(?::[{_W}.~+/-]+)*=*)")),
+    # An AWS secret key is 40 characters of base64 with nothing to recognise it by but its name.
+    ("api_key", "", (rf"(?i)(?<![A-Za-z0-9])(?:aws_?)?secret_?access_?key{_SEP}"
+                     rf"(?P<v>[{_B64}]{{40}})(?![{_B64}=])")),
     # DB_PASSWORD=…, X-Api-Key: …, "secret": "…"; the prefix words end in _ or - so that
     # OLDPWD or max_tokens do not count.
     ("api_key", "random", (rf"(?i)(?<![{_W}-])(?:[A-Za-z0-9]+[_-])*{_KEY_NAMES}"
@@ -49,8 +106,35 @@ _SOURCES: tuple[tuple[str, str, str], ...] = (
                               rf"(?![A-Za-z0-9]){_SEP}(?P<v>{_VALUE})")),
     # "the password is stored in the vault": after "is" only a value with a non-letter counts.
     ("password", "password is",
-     rf"(?i)(?<![A-Za-z0-9])(?:password|passphrase)\s+is\s+[\"']?(?P<v>{_VALUE})"),
+     rf"(?i)(?<![A-Za-z0-9])(?:password|passphrase)\s+is(?:\s*[:：])?\s+[\"']?(?P<v>{_VALUE})"),
+    # No separator at all ("password hunter2x9", 密码 abc123456): only a value that could not be
+    # a word of the sentence counts, so "password manager" and 密码 错误 stay prose.
+    ("password", "password-like",
+     rf"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd)\s+[\"']?(?P<v>{_VALUE})"),
     ("password", "password", rf"(?:密码|密碼|口令)\s*{_SEP}(?P<v>{_VALUE})"),
+    ("password", "password-like", rf"(?:密码|密碼|口令)\s*[\"'“‘「]?(?P<v>{_VALUE})"),
+    # scheme://user:password@host. The whole user:password is reported: a finding starting at
+    # the password would lose to the e-mail address that "password@host.com" also looks like.
+    # The password runs to the last @ before the path, since people paste them unescaped.
+    ("password", "url", (r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://"
+                         r"(?P<v>[^\s/?#@:]*:[^\s/?#]+)@")),
+)
+
+# Case matters here: mysql -P is the port, sshpass -P the prompt.
+_MYSQL = r"(?:mysql(?:dump|admin|import|check|show|sh|binlog)?|mariadb(?:-?dump|-?admin)?)"
+_COMMANDS: tuple[tuple[str, str, str], ...] = (
+    ("password", "password", rf"(?<![{_W}-]){_MYSQL}{_ARGS}\s+-p{_ARG}"),
+    ("password", "password", rf"(?i)(?<![{_W}-])--pass(?:word|wd)?={_ARG}"),
+    ("password", "password", rf"(?<![{_W}-])sshpass(?:\s+-[^\sp]\S*)*\s+-p\s*{_ARG}"),
+    ("password", "password", rf"(?<![{_W}-])redis-cli{_ARGS}\s+(?:-a|--pass)\s+{_ARG}"),
+    ("password", "password",
+     rf"(?<![{_W}-])curl{_ARGS}\s+(?:-u|--user)[\s=]*[\"']?[^\s:\"']*:(?P<v>[^\s\"'`]+)"),
+    ("password", "password", rf"(?<![{_W}-])-pass(?:in|out)?\s+[\"']?pass:(?P<v>[^\s\"'`]+)"),
+    ("password", "password",
+     rf"(?i)(?<![{_W}-])(?:PGPASSWORD|REDISCLI_AUTH|SSHPASS){_SEP}(?P<v>{_VALUE})"),
+)
+
+_PERSONAL: tuple[tuple[str, str, str], ...] = (
     # Resident id: region, birth date YYYYMMDD, sequence, check digit (verified in _CHECKS).
     ("national_id", "cn_id", (r"(?<![0-9A-Za-z])[1-9]\d{5}(?:19|20)\d\d(?:0[1-9]|1[0-2])"
                               r"(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![0-9A-Za-z])")),
@@ -63,12 +147,15 @@ _SOURCES: tuple[tuple[str, str, str], ...] = (
      rf"(?<![{_W}+])(?:(?:\+|00)86[ -]?)?1[3-9]\d(?:[ -]?\d{{4}}){{2}}(?![{_W}-])"),
     ("phone", "phone", rf"(?<![{_W}+])\+\d[\d ()-]{{6,22}}\d(?![{_W}-])"),
 )
+_SOURCES = _TOKENS + _NAMED + _COMMANDS + _PERSONAL
 _compiled: list[tuple[str, str, re.Pattern[str]]] = []  # filled on first use: keeps import cheap
 
 # Words that fill a credential slot in config and docs without being a credential.
 _PLACEHOLDERS = {"true", "false", "null", "none", "nil", "required", "optional", "yes", "no",
-                 "empty", "unset", "changeme", "redacted", "hidden", "secret", "password"}
-_NOT_PASSWORD_STARTS = ("/", "~", "<", "${", "{{", "[REDACTED")
+                 "empty", "unset", "changeme", "redacted", "hidden", "secret", "password",
+                 "pass"}
+# Paths, templates, command substitutions and our own redactions and masks.
+_NOT_PASSWORD_STARTS = ("/", "~", "<", "${", "$(", "{{", "[REDACTED", "[secret")
 # Retina image names (icon@2x.png) look like e-mail addresses.
 _FILE_SUFFIXES = {"png", "jpg", "jpeg", "gif", "svg", "webp", "ico", "pdf"}
 _MAX_CARD_GROUPS = 5
@@ -117,10 +204,47 @@ def _looks_random(value: str) -> bool:
             and any(c.isalpha() for c in value))
 
 
+def _looks_like_sk_key(value: str) -> bool:
+    # Keys mix case or have one long unbroken run; a slug like sk-learn-estimators-v2 has neither.
+    longest_run = max(len(part) for part in value.split("-"))
+    return _looks_random(value) and (value != value.lower() or longest_run >= 16)
+
+
 def _plausible_password(value: str) -> bool:
     if value.lower() in _PLACEHOLDERS or value.startswith(_NOT_PASSWORD_STARTS):
         return False  # paths (PWD=/home/x), placeholders, templates, our own redactions
+    if _names_a_variable(value):
+        return False
     return set(value) - set("*x•.") != set()  # "****" is already masked
+
+
+def _names_a_variable(value: str) -> bool:
+    # --password=$DB_PASSWORD or %DB_PASSWORD% points at the password; it is not the password.
+    # Only upper-case names count, so a password such as $ecret9 is still one.
+    if not value.startswith(("$", "%")):
+        return False
+    name = value[1:].removesuffix("%")
+    return name[:1].isalpha() and name.replace("_", "").isalnum() and name.isupper()
+
+
+def _password_like(value: str) -> bool:
+    # With no separator after the word, a real password has length and a digit or symbol;
+    # "password manager", "passwd --stdin" and a link to a reset page do not.
+    return (len(value) >= 6 and not value.isalpha() and not value.startswith(("-", "("))
+            and "://" not in value and _plausible_password(value))
+
+
+def _credential_like(value: str) -> bool:
+    # An Authorization value: anything but a scheme word or a placeholder such as YOUR_TOKEN.
+    # Basic credentials are base64 and may lack digits, but they mix upper and lower case.
+    mixed_case = value != value.lower() and value != value.upper()
+    return _plausible_password(value) and (any(c.isdigit() for c in value)
+                                           or (len(value) >= 12 and mixed_case))
+
+
+def _url_password_ok(userinfo: str) -> bool:
+    # user:${PW}@host and user:password@host are documentation, not a leak.
+    return _plausible_password(userinfo) and _plausible_password(userinfo.partition(":")[2])
 
 
 def _id_check_digit_ok(value: str) -> bool:
@@ -131,7 +255,11 @@ def _id_check_digit_ok(value: str) -> bool:
 _CHECKS: dict[str, Callable[[str], bool]] = {
     "": bool,
     "random": _looks_random,
+    "sk": _looks_like_sk_key,
     "password": _plausible_password,
+    "password-like": _password_like,
+    "credential": _credential_like,
+    "url": _url_password_ok,
     "password is": lambda v: _plausible_password(v) and not v.isalpha(),
     "cn_id": _id_check_digit_ok,
     "email": lambda v: v.rsplit(".", 1)[-1].lower() not in _FILE_SUFFIXES,
@@ -204,22 +332,43 @@ SECRET_KINDS = ("api_key", "password")
 SECRET_MARKER = "[secret removed]"
 # Lower-cased text without any of these cannot match a credential pattern above: a cheap
 # screen, so the patterns are compiled (a few ms) only for text that might hold a secret.
-_SECRET_HINTS = ("sk-", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "akia", "asia",
-                 "xox", "aiza", "eyj", "bearer", "key", "token", "secret", "passw", "pwd",
+_SECRET_HINTS = ("-----begin", "sk-", "sk_live", "sk_test", "rk_live", "rk_test", "whsec_",
+                 "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", *_GITLAB_PREFIXES,
+                 "npm_", "hf_", "akia", "asia", "xox", "xapp-", "hooks.slack", "discord",
+                 "aiza", "ya29.", "eyj", "bearer", "authoriz", "key", "token", "secret", "://",
+                 "passw", "passphrase", "pwd", "pass:", "mysql", "mariadb", "sshpass",
+                 "redis-cli", "rediscli_auth", "curl",
                  "密码", "密碼", "口令", "密钥", "秘钥", "令牌")
+
+
+def find_credentials(text: str) -> list[dict]:
+    """The credentials (API keys, tokens, passwords) in text; cheap when there can be none."""
+    lowered = text.lower()
+    if not any(hint in lowered for hint in _SECRET_HINTS):
+        return []
+    return [f for f in find_sensitive(text) if f["kind"] in SECRET_KINDS]
 
 
 def mask_secrets(text: str) -> str:
     """text with every credential (API keys, tokens, passwords) replaced by SECRET_MARKER;
     other personal data is left as it is."""
-    lowered = text.lower()
-    if not any(hint in lowered for hint in _SECRET_HINTS):
-        return text
     parts, last = [], 0
-    for finding in find_sensitive(text):
-        if finding["kind"] in SECRET_KINDS:
-            parts.append(text[last:finding["start"]])
-            parts.append(SECRET_MARKER)
-            last = finding["end"]
+    for finding in find_credentials(text):
+        parts.append(text[last:finding["start"]])
+        parts.append(SECRET_MARKER)
+        last = finding["end"]
+    if not parts:
+        return text
     parts.append(text[last:])
     return "".join(parts)
+
+
+def mask_record(value):
+    """A result (dicts, lists, strings) with credentials masked in every string."""
+    if isinstance(value, str):
+        return mask_secrets(value)
+    if isinstance(value, dict):
+        return {k: mask_record(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [mask_record(v) for v in value]
+    return value

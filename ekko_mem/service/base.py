@@ -18,6 +18,7 @@ class ServiceBase:
         self._user_store = None
         self._root: str | None = None
         self._config = None
+        self.notes: list[str] = []  # things a person should hear about, printed to stderr
 
     # -- locations ---------------------------------------------------------------------------
     @property
@@ -45,11 +46,17 @@ class ServiceBase:
                 root = self.root
             except StoreUnavailable:  # no workspace: the user config alone
                 root = None
-            self._config = load(self.env.user_home(), root)
+            home = self.env.user_home()
+            paths = [home, os.path.join(home, "config.toml")]
+            if root is not None:
+                paths += [os.path.join(root, DIR_NAME), os.path.join(root, DIR_NAME,
+                                                                      "config.toml")]
+            self._trusted(*paths)  # a stranger's config could name a command to run
+            self._config = load(home, root)
         return self._config
 
     # -- stores ------------------------------------------------------------------------------
-    def _open(self, path: str, **kwargs):
+    def _open_db(self, path: str, **kwargs):
         from ..store import open_store
         if self.timeout is not None:
             kwargs["timeout"] = self.timeout
@@ -63,19 +70,14 @@ class ServiceBase:
             if not os.path.exists(path):
                 raise StoreUnavailable(f"{self.root} has no memory db ({path} is missing)",
                                        f"run 'ekko-mem init {self.root}'")
-            self._refuse_symlinks(path)
-            self._store = self._open(path)
+            self._trusted(os.path.dirname(path), path)
+            self._store = self._open_db(path)
         return self._store
 
-    def _refuse_symlinks(self, path: str) -> None:
-        """A symlinked .ekko or memory.db could send this workspace's writes elsewhere."""
-        if self.env.environ.get("EKKO_ALLOW_SYMLINKS") == "1":
-            return
-        for candidate in (os.path.dirname(path), path):
-            if os.path.islink(candidate):
-                raise StoreUnavailable(
-                    f"{candidate} is a symbolic link to {os.path.realpath(candidate)}",
-                    "replace it with the real folder, or set EKKO_ALLOW_SYMLINKS=1 to allow")
+    def _trusted(self, *paths: str) -> None:
+        """Refuse links and folders or files that another user owns or may write (exit 6)."""
+        from ..trust import check_all
+        check_all(paths, self.env.environ)
 
     def user_store(self, *, create: bool = False):
         """The user db (~/.ekko/memory.db), made on first write; None when absent on reads."""
@@ -83,8 +85,9 @@ class ServiceBase:
             path = self.env.user_db()
             if not os.path.exists(path) and not create:
                 return None
+            self._trusted(os.path.dirname(path), path)
             try:
-                self._user_store = self._open(path, create=True)
+                self._user_store = self._open_db(path, create=True)
             except OSError as exc:
                 raise StoreUnavailable(f"cannot create the user memory {path}:"
                                        f" {exc.strerror or exc}",

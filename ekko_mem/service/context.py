@@ -47,7 +47,7 @@ class ContextService:
         if stores and warnings and status == "ok":
             status = "degraded"
         context = self._pack(gathered, text, budget, count, counter_name, with_input,
-                             markdown)
+                             markdown, config.get("context.header"))
         context["diagnostics"].update(enabled=bool(stores), storeStatus=status,
                                       warnings=warnings)
         if record and stores:
@@ -85,8 +85,8 @@ class ContextService:
                 if not os.path.exists(path):
                     raise StoreUnavailable(f"{name} memory db {path} is missing",
                                            "run 'ekko-mem init'")
-                if name == "workspace":  # refused as the writers refuse it: no reads, no runs
-                    self._refuse_symlinks(path)
+                # Refused as the writers refuse it: no reads, no run records.
+                self._trusted(os.path.dirname(path), path)
                 store = self._open_for_context(path)
                 if store.read_only_reason:
                     if strict:
@@ -191,7 +191,7 @@ class ContextService:
 
     # -- packing --------------------------------------------------------------------------
     def _pack(self, gathered, text, budget, count, counter_name, with_input,
-              markdown) -> dict:
+              markdown, header=None) -> dict:
         from ..render.context import build_items, render_text
         _mask_for_model(gathered)
         nodes = gathered["nodes"]
@@ -209,7 +209,8 @@ class ContextService:
         items = build_items(text if with_input else "", gathered, sections,
                             _could_fit(ranked, budget, count), chinese, PRIORITY,
                             HIGH_CONFIDENCE)
-        body, kept, omitted, used = render_text(items, budget, count, chinese, markdown)
+        body, kept, omitted, used = render_text(items, budget, count, chinese, markdown,
+                                                header)
         used_ids = [i for i in dict.fromkeys(k.split("#")[0] for k in kept) if i != "input"]
         keep = set(used_ids)
         packed = [c for c in ranked if c.id in keep]
@@ -247,6 +248,8 @@ class ContextService:
         store = self._store
         if store is None or store.read_only_reason:
             return
+        from ..policy.sensitive import mask_secrets
+        text = mask_secrets(text)  # the question is kept for explain, its credentials not
         try:
             with store.db.atomic():
                 store.record_context_run({

@@ -1,132 +1,352 @@
-"""`doctor`: is every memory db healthy? Integrity, FTS in step, file modes, schema version,
-expired-but-active nodes, broken chains and orphaned references; --repair fixes what it can."""
+"""`doctor`: is every memory db healthy? Files, modes, integrity, schema, FTS in step,
+expired-but-active nodes, broken chains and orphaned references; --repair fixes what it can.
+
+Each check runs on its own: whatever goes wrong inside one (a damaged page, a missing table,
+an unreadable file) becomes a FAIL line for that check and the others still run. A damaged db
+is only read, never written, even with --repair: writing to a broken b-tree can spread the
+damage.
+"""
 from __future__ import annotations
 
 import os
+import sqlite3
 import stat
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
 
-from ..errors import EkkoError
+from ..errors import EkkoError, UsageError
+
+RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 'ekko-mem"
+           " import' a recent 'ekko-mem export' file")
+READ_ONLY = "the db is damaged and doctor only reads a damaged db"
+DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "corrupt")
 
 
 def _check(db, name, ok, detail="", fixed=False) -> dict:
-    return {"db": db, "check": name, "ok": ok, "detail": detail, "fixed": fixed}
+    text = " ".join(str(detail).split())  # one line, whatever SQLite or the OS said
+    return {"db": db, "check": name, "ok": ok, "detail": text[:600], "fixed": fixed}
+
+
+def _describe(exc: BaseException, path) -> str:
+    cause = exc if isinstance(exc, sqlite3.Error) else exc.__cause__
+    if isinstance(cause, sqlite3.Error) and "malformed" in str(cause) and not _damage(cause):
+        # 'malformed JSON' and the like: bad data in a row, not a damaged file
+        return (f"SQLite could not read a row of {path}: {cause}; the file itself may be"
+                " fine, rerun with EKKO_DEBUG=1 to see which query failed")
+    if isinstance(exc, sqlite3.Error):
+        from ..store.connection import translate
+        exc = translate(exc, os.fspath(path))
+    if isinstance(exc, EkkoError):
+        return f"{exc.message}; {exc.hint}" if exc.hint else exc.message
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or exc}; check the file and its folder"
+    return f"{type(exc).__name__}: {exc}; rerun with EKKO_DEBUG=1 and report it"
+
+
+def _damage(exc: BaseException) -> str:
+    """The SQLite words for a damaged file, when that is what `exc` is about."""
+    text = f"{getattr(exc, 'message', '')} {exc}"
+    return next((words for words in DAMAGE_WORDS if words in text), "")
+
+
+@dataclass
+class _Db:
+    """One memory db as doctor goes through it, and what it has learnt so far."""
+    name: str
+    path: Path
+    repair: bool
+    store: object = None
+    damaged: str = ""         # what SQLite said is broken; repairs must not write to it
+    unusable: bool = False    # memory.db is not a file: nothing to open
+    read_only: bool = False   # a -wal or -shm is wrong: look without touching anything
+    newer: bool = False       # a newer ekko-mem's schema: not ours to judge
+    workspace: object = None  # the workspace store, for the user db's source check
+
+    def blocked(self) -> str:
+        """Why repairs must not write to this db ('' when they may)."""
+        if self.damaged:
+            return READ_ONLY
+        if self.read_only:
+            return "it was only read, because of the -wal/-shm problem above"
+        return getattr(self.store, "read_only_reason", None) or ""
+
+    def todo(self, problem: str, what: str, why: str = "doctor does not change this") -> str:
+        """A problem doctor cannot fix, and what the person can do instead."""
+        return f"{problem}; cannot repair: {why}; {what}" if self.repair else f"{problem}; {what}"
+
+    def restore(self, problem: str) -> str:
+        return self.todo(problem, f"{RESTORE}; 'sqlite3 {self.path} .recover' salvages what is"
+                         " still readable", READ_ONLY)
+
+    def close(self) -> None:
+        with suppress(Exception):
+            if self.store is not None:
+                self.store.close()
 
 
 class DoctorService:
     def doctor(self, *, repair: bool = False) -> dict:
-        from pathlib import Path  # not on the start-up path of other commands
         checks: list[dict] = []
-        targets = []
+        dbs: list[_Db] = []
         try:
-            targets.append(("workspace", Path(self.db_path)))
-        except EkkoError as exc:
-            checks.append(_check("workspace", "found", False, exc.message))
-        if os.path.exists(self.env.user_db()):
-            targets.append(("user", Path(self.env.user_db())))
-        for name, path in targets:
-            checks += self._check_files(name, path, repair)
-            checks += self._check_db(name, path, repair)
+            dbs = self._targets(checks, repair)
+            for db in dbs:
+                db.workspace = _usable_workspace(dbs[0])
+                checks += self._check_target(db)
+        except UsageError:
+            raise
+        except Exception as exc:  # the last guard: doctor reports, it does not crash
+            checks.append(_check("doctor", "run", False, _describe(exc, "memory.db")))
+        finally:
+            for db in dbs:
+                db.close()
         problems = [c for c in checks if not c["ok"] and not c["fixed"]]
         return {"ok": not problems, "checks": checks, "repaired": repair}
 
-    def _check_files(self, name, path, repair) -> list[dict]:
+    def _targets(self, checks, repair) -> list[_Db]:
         out = []
-        folder = path.parent
+        try:
+            out.append(_Db("workspace", Path(self.db_path), repair))
+        except EkkoError as exc:
+            checks.append(_check("workspace", "found", False, _describe(exc, "")))
+        user = Path(self.env.user_db())
+        if os.path.lexists(user):
+            out.append(_Db("user", user, repair))
+        return out
+
+    def _check_target(self, db: _Db) -> list[dict]:
+        out = self._guard(db, "files", self._check_files)
+        out += self._guard(db, "permissions", self._check_modes)
+        if db.unusable:
+            return out
+        out += self._guard(db, "open", self._open)
+        if db.store is None:
+            return out
+        for name, step in [("integrity", self._check_integrity), ("schema", self._check_schema),
+                           ("tables", self._check_tables), ("full-text index", self._check_fts),
+                           ("expiry", self._check_expired),
+                           ("supersede chains", self._check_chains),
+                           ("summary ranges", self._check_summaries),
+                           ("source messages", self._check_sources)]:
+            out += self._guard(db, name, step)
+            if db.newer:  # its tables are not ours to judge
+                break
+        return out
+
+    def _guard(self, db: _Db, name: str, step) -> list[dict]:
+        try:
+            got = step(db)
+        except UsageError:
+            raise
+        except Exception as exc:  # one failed check must not stop the others
+            return [_check(db.name, name, False, self._failure(db, exc))]
+        return got if isinstance(got, list) else [got]
+
+    def _failure(self, db: _Db, exc: BaseException) -> str:
+        words = _damage(exc)
+        if not words:
+            text = _describe(exc, db.path)
+            return f"cannot repair: {text}" if db.repair else text
+        if db.damaged:
+            return "could not run: the db is damaged (see the first FAIL line for it)"
+        db.damaged = words
+        return db.restore(f"{db.path} is damaged ({words})")
+
+    # -- files -------------------------------------------------------------------------------
+    def _check_files(self, db: _Db) -> list[dict]:
+        out = []
+        if not os.path.lexists(db.path):
+            return out  # opening it says so, with the command that makes it
+        if not db.path.is_file():
+            db.unusable = True
+            out.append(_check(db.name, "db file", False, db.todo(
+                f"{db.path} is {_kind(db.path)}, not a db file", RESTORE)))
+        for suffix, what in (("-wal", "write-ahead log"), ("-shm", "shared-memory index")):
+            side = db.path.with_name(db.path.name + suffix)
+            problem = _side_problem(side, what)
+            if problem:
+                out.append(self._fix_side_file(db, side, suffix[1:] + " file", problem))
+        return out or [_check(db.name, "files", True, "db, -wal and -shm are sound files")]
+
+    def _fix_side_file(self, db: _Db, side: Path, name: str, problem: str) -> dict:
+        """SQLite makes a new -wal or -shm when there is none, so the wrong one is moved
+        aside, never deleted: a -wal may hold the only copy of recent writes."""
+        if db.unusable:
+            return _check(db.name, name, False, db.todo(
+                problem, "move it aside by hand", "the db itself is not usable"))
+        db.read_only = True  # until it is out of the way, look without touching anything
+        if not db.repair:
+            return _check(db.name, name, False, f"{problem}; the db was checked read-only;"
+                          " run 'ekko-mem doctor --repair' to move it aside")
+        target = _aside(side)
+        os.rename(side, target)
+        db.read_only = False
+        after = ("writes it held, if any, are not in the db" if name == "wal file"
+                 else "SQLite makes a new one")
+        return _check(db.name, name, False,
+                      f"{problem} (moved aside to {target.name}; {after})", True)
+
+    def _check_modes(self, db: _Db) -> list[dict]:
+        out = []
+        folder = db.path.parent
         for target, wanted in [(folder, 0o700)] + [
-                (path.with_name(path.name + s), 0o600) for s in ("", "-wal", "-shm")]:
-            if not target.exists():
-                continue
+                (db.path.with_name(db.path.name + s), 0o600) for s in ("", "-wal", "-shm")]:
+            if not target.exists() or (target != folder and not target.is_file()):
+                continue  # a missing file is fine; a wrong kind is the files check's
             mode = stat.S_IMODE(target.stat().st_mode)
             if mode & ~wanted:
-                fixed = False
-                if repair:
+                if db.repair:
                     os.chmod(target, wanted)
-                    fixed = True
-                out.append(_check(name, "permissions", False,
-                                  f"{target} is {oct(mode)}, should be {oct(wanted)}", fixed))
-        if not out:
-            out.append(_check(name, "permissions", True, f"{folder} 0700, files 0600"))
-        return out
+                out.append(_check(db.name, "permissions", False,
+                                  f"{target} is {oct(mode)}, should be {oct(wanted)}",
+                                  db.repair))
+        return out or [_check(db.name, "permissions", True, f"{folder} 0700, files 0600")]
 
-    def _check_db(self, name, path, repair) -> list[dict]:
-        from ..store import apply_migrations, latest_version, open_store
-        try:
-            store = open_store(path, migrate=False, allow_newer=True)
-        except EkkoError as exc:
-            return [_check(name, "open", False, exc.message)]
-        try:
-            return self._db_checks(name, store, repair, apply_migrations, latest_version)
-        except EkkoError as exc:
-            return [_check(name, "read", False, exc.message)]
-        finally:
-            store.close()
+    # -- the db ------------------------------------------------------------------------------
+    def _open(self, db: _Db) -> list[dict]:
+        from ..store import open_for_reading, open_store
+        if db.read_only:  # immutable: neither the db nor its side files are touched
+            db.store = open_for_reading(os.fspath(db.path))
+        else:
+            db.store = open_store(db.path, migrate=False, allow_newer=True)
+        return []
 
-    def _db_checks(self, name, store, repair, apply_migrations, latest_version) -> list[dict]:
-        out = []
-        result = store.integrity_check()
-        out.append(_check(name, "integrity", result == ["ok"], "; ".join(result[:3])))
-        version, latest = store.schema_version(), latest_version()
+    def _check_integrity(self, db: _Db) -> dict:
+        problems = db.store.integrity_problems()
+        if not problems:
+            return _check(db.name, "integrity", True, "ok")
+        db.damaged = "; ".join(problems[:3])
+        return _check(db.name, "integrity", False,
+                      db.restore(f"{db.path} is damaged: {db.damaged}"))
+
+    def _repairable(self, db: _Db, name: str, problem: str, fix) -> dict:
+        """A problem that --repair fixes by calling `fix()`, unless the db must not be written;
+        `fix` returns the few words saying what it did."""
+        why = db.blocked()
+        if db.damaged or (db.repair and why):
+            return _check(db.name, name, False, db.todo(
+                problem, "deal with the first FAIL line for this db, then rerun doctor", why))
+        if not db.repair:
+            return _check(db.name, name, False, f"{problem}; run 'ekko-mem doctor --repair'")
+        return _check(db.name, name, False, f"{problem} ({fix()})", True)
+
+    def _check_schema(self, db: _Db) -> dict:
+        from ..store import apply_migrations, latest_version
+        version, latest = db.store.schema_version(), latest_version()
         if version > latest:
-            out.append(_check(name, "schema", False,
-                              f"version {version} is newer than this ekko-mem ({latest})"))
-            return out
-        if version < latest:
-            fixed = bool(repair and apply_migrations(store))
-            out.append(_check(name, "schema", False, f"version {version}, {latest} available",
-                              fixed))
-        else:
-            out.append(_check(name, "schema", True, f"version {version}"))
-        out.append(self._check_fts(name, store, repair))
-        out.append(self._check_expired(name, store, repair))
-        chains = store.broken_chains()
-        bad = {k: v for k, v in chains.items() if v}
-        out.append(_check(name, "supersede chains", not bad, "; ".join(
-            f"{k.replace('_', ' ')}: {', '.join(v[:5])}" for k, v in bad.items())))
-        out += self._check_references(name, store)
-        return out
+            db.newer = True
+            return _check(db.name, "schema", False, db.todo(
+                f"version {version} is newer than this ekko-mem ({latest})",
+                "upgrade ekko-mem (pip install -U ekko-mem); the db was not changed",
+                "an older ekko-mem cannot undo a newer schema"))
+        if version == latest:
+            return _check(db.name, "schema", True, f"version {version}")
+        return self._repairable(db, "schema", f"version {version}, {latest} available",
+                                lambda: f"migrated: {', '.join(apply_migrations(db.store))}")
 
-    def _check_fts(self, name, store, repair) -> dict:
-        step = store.fts_out_of_step()
-        wrong = {t: c for t, c in step.items() if c["missing"] or c["extra"]}
-        healthy = not wrong and store.fts_index_ok()
+    def _check_tables(self, db: _Db) -> list[dict]:
+        from ..store import latest_version
+        if db.store.schema_version() != latest_version():
+            return []  # still to be migrated: the schema line says so
+        missing = db.store.missing_schema_objects()
+        if not missing:
+            return [_check(db.name, "tables", True, "every table, index and trigger is there")]
+        return [_check(db.name, "tables", False, db.todo(
+            f"{db.path} lacks {', '.join(missing[:5])}", RESTORE,
+            "doctor does not recreate what was removed from a db"))]
+
+    def _check_fts(self, db: _Db) -> dict:
+        store = db.store
+        wrong = {t: c for t, c in store.fts_out_of_step().items() if c["missing"] or c["extra"]}
+        # The FTS5 self-check is a write; a db opened read-only only gets the row counts.
+        verified = not store.read_only_reason
+        if not wrong and (not verified or store.fts_index_ok()):
+            return _check(db.name, "full-text index", True, "in step with nodes and messages"
+                          + ("" if verified else " (self-check skipped: read-only)"))
         detail = "; ".join(f"{t}: {c['missing']} missing, {c['extra']} left over"
-                           for t, c in wrong.items()) or ("" if healthy else "index damaged")
-        if healthy:
-            return _check(name, "full-text index", True, "in step with nodes and messages")
-        if repair:
-            with store.db.atomic():
-                store.rebuild_fts()
-            return _check(name, "full-text index", False, detail + " (rebuilt)", True)
-        return _check(name, "full-text index", False, detail + "; run doctor --repair")
+                           for t, c in wrong.items()) or "index damaged"
+        return self._repairable(db, "full-text index", detail, lambda: self._rebuild(store))
 
-    def _check_expired(self, name, store, repair) -> dict:
+    @staticmethod
+    def _rebuild(store) -> str:
+        with store.db.atomic():
+            store.rebuild_fts()
+        return "rebuilt"
+
+    def _check_expired(self, db: _Db) -> dict:
         now = self.env.now_iso()
-        due = store.due_for_expiry(now)
+        due = db.store.due_for_expiry(now)
         if not due:
-            return _check(name, "expiry", True, "no active node is past its expiresAt")
-        if repair:
-            with store.db.atomic():
-                self._sweep_expired(store, now)
-        return _check(name, "expiry", False, f"{len(due)} active nodes past expiresAt",
-                      fixed=repair)
+            return _check(db.name, "expiry", True, "no active node is past its expiresAt")
+        return self._repairable(db, "expiry", f"{len(due)} active nodes past expiresAt",
+                                lambda: self._expire(db.store, now))
 
-    def _check_references(self, name, store) -> list[dict]:
-        out = []
-        if name == "workspace":
-            stale = store.summaries_missing_messages()
-            out.append(_check(name, "summary ranges", not stale,
-                              f"{len(stale)} summaries cite removed messages" if stale else ""))
-            workspace = store
-        else:
-            try:
-                workspace = self.store
-            except EkkoError:
-                return out
+    def _expire(self, store, now: str) -> str:
+        with store.db.atomic():
+            return f"marked {len(self._sweep_expired(store, now))} expired"
+
+    # -- references, reported for a person to judge --------------------------------------------
+    def _check_chains(self, db: _Db) -> dict:
+        bad = {k: v for k, v in db.store.broken_chains().items() if v}
+        if not bad:
+            return _check(db.name, "supersede chains", True)
+        found = "; ".join(f"{k.replace('_', ' ')}: {', '.join(v[:5])}" for k, v in bad.items())
+        return _check(db.name, "supersede chains", False, db.todo(
+            found, "look at each with 'ekko-mem show ID' and settle it with 'ekko-mem edit'"
+                   " or 'ekko-mem forget'"))
+
+    def _check_summaries(self, db: _Db) -> list[dict]:
+        if db.name != "workspace":
+            return []
+        stale = db.store.summaries_missing_messages()
+        if not stale:
+            return [_check(db.name, "summary ranges", True)]
+        return [_check(db.name, "summary ranges", False, db.todo(
+            f"{len(stale)} summaries cite removed messages: {', '.join(stale[:5])}",
+            "the summaries stay as written; see them with 'ekko-mem show ID'"))]
+
+    def _check_sources(self, db: _Db) -> list[dict]:
+        workspace = db.store if db.name == "workspace" else db.workspace
+        if workspace is None:
+            return []  # no workspace log to look the sources up in
         purged = workspace.purged_message_ids()
-        missing = store.missing_sources(
+        missing = db.store.missing_sources(
             lambda ids: (set(ids) & purged) | workspace.message_ids_exist(ids))
-        out.append(_check(name, "source messages", not missing,
-                          f"{len(missing)} nodes cite messages that are gone:"
-                          f" {', '.join(missing[:5])}" if missing else
-                          "every cited message is in the log or was purged on request"))
-        return out
+        if not missing:
+            return [_check(db.name, "source messages", True,
+                           "every cited message is in the log or was purged on request")]
+        return [_check(db.name, "source messages", False, db.todo(
+            f"{len(missing)} nodes cite messages that are gone: {', '.join(missing[:5])}",
+            "the nodes stay as they are; see them with 'ekko-mem show ID'"))]
+
+
+def _usable_workspace(first: _Db):
+    """The workspace store, when it opened and is sound enough to look messages up in."""
+    if first.name == "workspace" and not first.damaged and not first.newer:
+        return first.store
+    return None
+
+
+def _kind(path: Path) -> str:
+    return "a directory" if path.is_dir() else "not a regular file"
+
+
+def _side_problem(side: Path, what: str) -> str:
+    """Why `side` (memory.db-wal or -shm) is not what SQLite expects there, or ''."""
+    from ..store.maintenance import wal_header_ok
+    if not os.path.lexists(side):
+        return ""
+    if not side.is_file():
+        return f"{side} is {_kind(side)}, not SQLite's {what}"
+    if side.name.endswith("-wal") and not wal_header_ok(side):
+        return f"{side} is not a {what} (bad header); SQLite would discard it"
+    return ""
+
+
+def _aside(path: Path) -> Path:
+    target, n = path.with_name(path.name + ".bad"), 1
+    while os.path.lexists(target):
+        target, n = path.with_name(f"{path.name}.bad{n}"), n + 1
+    return target

@@ -112,6 +112,9 @@ class DraftMixin:
             title = f"{draft['key']}: {shown}"  # a key and value say enough on their own
         if not title and not content:
             raise Rejected("a memory needs a title or content", "pass TEXT, --title or --content")
+        from ..policy.limits import check_size
+        check_size("the title", title, self.config.get("limits.title"), "limits.title")
+        check_size("the content", content, self.config.get("limits.content"), "limits.content")
         if not title:
             flat = " ".join(content.split())
             title = flat if len(flat) <= TITLE_MAX else flat[: TITLE_MAX - 1] + "…"
@@ -177,22 +180,25 @@ class DraftMixin:
         return None
 
     def _check_sensitive(self, node: dict, confirm: bool) -> None:
-        if node["scope"] not in ("user", "workspace"):
-            return
+        """Credentials need confirmation in any scope; other personal data only in the
+        lasting scopes. Every field counts, the category and domain included."""
         policy = self.config.get("sensitive.policy")
         if policy == "allow":
             return
         from ..canonical import canonical_json
-        from ..policy.sensitive import describe, find_sensitive
-        text = " ".join([node["title"], node["content"], canonical_json(node.get("valueJson")),
-                         *node["tags"], *node["entities"]])
+        from ..policy.sensitive import SECRET_KINDS, describe, find_sensitive
+        text = "\n".join([node["title"], node["content"], canonical_json(node.get("valueJson")),
+                          node["domain"], "/".join(node["categoryPath"]), *node["tags"],
+                          *node["entities"]])
         findings = find_sensitive(text)
+        if node["scope"] not in ("user", "workspace"):
+            findings = [f for f in findings if f["kind"] in SECRET_KINDS]
         if not findings:
             return
         what = describe(findings)
         if policy == "refuse":
             raise Rejected(f"this memory contains {what}; sensitive.policy is 'refuse'",
-                           "keep secrets out of memory, or use session scope")
+                           "keep secrets out of memory")
         if not confirm:
             raise NeedsConfirmation(f"this memory contains {what}",
                                     f"rerun with --yes to store it in {node['scope']} scope")
@@ -210,6 +216,9 @@ class DraftMixin:
             if missing:
                 raise Rejected(f"source message {sorted(missing)[0]} does not exist",
                                "log the message first, or drop --source")
+            if node["scope"] == "user":  # where a later purge of these sources must look
+                self.user_store(create=True).note_workspace(self.store.store_id(), self.root,
+                                                            self.env.now_iso())
 
     def _normalise_time(self, text) -> str:
         from ..policy.timeexpr import parse_when

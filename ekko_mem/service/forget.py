@@ -3,21 +3,28 @@ from __future__ import annotations
 
 from ..errors import NeedsConfirmation, NotFound, Rejected
 from ..policy.vocab import ACTORS, choose
+from .erasure import ErasureService
 
 ALL_STATUSES = ["active", "superseded", "expired", "deleted"]
 
 
-class ForgetService:
+class ForgetService(ErasureService):
     def forget(self, selector: dict, *, mode: str = "soft", reason: str = "",
                confirm: bool = False, purge_sources: bool = False,
-               actor: str = "user") -> dict:
+               actor: str = "user", verify: bool = False) -> dict:
         """Returns {deletedIds, mode, requiresConfirmation?, reason?, candidates?}."""
         try:
             actor = choose("actor", actor, ACTORS)
             if mode not in ("soft", "hard"):
                 raise Rejected(f"unknown mode {mode!r}", "use soft or hard")
-            if purge_sources and mode != "hard":
-                raise Rejected("--purge-sources removes text for good", "add --hard")
+            if (purge_sources or verify) and mode != "hard":
+                raise Rejected(f"{'--purge-sources' if purge_sources else '--verify'} is for"
+                               " removing text for good", "add --hard")
+            if mode == "hard" and selector.get("id"):
+                finished = self._finish_erased(selector["id"], reason, actor, purge_sources,
+                                               confirm)
+                if finished is not None:
+                    return self._settle(finished, verify)
             found = self._forget_candidates(selector, mode)
             if not found:
                 raise NotFound("no memory matches that selector", "check it with 'ekko-mem query'")
@@ -27,8 +34,10 @@ class ForgetService:
                 raise NeedsConfirmation(why, "rerun with --yes to go ahead", data={
                     "candidates": [{"id": n["id"], "title": n["title"], "scope": n["scope"],
                                     "status": n["status"]} for n, _ in found]})
-            deleted = (self._hard_delete(found, reason, actor, purge_sources) if mode == "hard"
-                       else self._soft_delete(found, reason, actor))
+            if mode == "hard":
+                return self._settle(_outcome(self._hard_delete(
+                    found, reason, actor, purge_sources), reason or "hard delete"), verify)
+            deleted = self._soft_delete(found, reason, actor)
             return {"deletedIds": deleted, "mode": mode, "reason": reason or "forgotten"}
         except (Rejected, NeedsConfirmation, NotFound) as exc:
             return {"deletedIds": [], "mode": mode, "requiresConfirmation":
@@ -92,45 +101,78 @@ class ForgetService:
                                 before=node, after=after)
         return [n["id"] for n, _ in found]
 
-    def _hard_delete(self, found, reason, actor, purge_sources) -> list[str]:
-        deleted: list[str] = []
-        sources: list[str] = []
-        for store in {id(s): s for _, s in found}.values():
-            with store.db.atomic():
-                for node, owner in found:
-                    if owner is store:
-                        deleted += self._erase_chain(store, node, reason, actor)
-                        sources += node.get("sourceMessageIds", [])
-            store.optimize_fts()
-            store.checkpoint()
-        if purge_sources and sources:
-            self._purge_messages(sorted(set(sources)), reason, actor)
-        return list(dict.fromkeys(deleted))
+    def _finish_erased(self, node_id, reason, actor, purge_sources, confirm) -> dict | None:
+        """The same hard delete run again after it was interrupted: the node is gone, so
+        finish what may be left (pending source purges, the WAL checkpoint)."""
+        stores = self._stores()
+        if any(store.get_node(node_id) for _, store in stores):
+            return None
+        mine = [store for _, store in stores if store.was_hard_deleted(node_id)
+                or store.pending_purges([node_id])]
+        if not mine:
+            return None
+        if not confirm:
+            raise NeedsConfirmation(f"{node_id} was erased; finishing its purge cannot be undone",
+                                    "rerun with --yes to go ahead")
+        from .erasure import new_report
+        report = new_report()
+        if purge_sources:
+            self._finish_pending([(store, [node_id]) for store in mine], reason, actor, report)
+        for store in mine:
+            self._checkpoint(store, report)
+        return _outcome({**report, "alreadyErased": [node_id]},
+                        reason or "hard delete")
 
-    def _erase_chain(self, store, node, reason, actor) -> list[str]:
-        """Remove a node and the older versions it superseded: they hold the same text."""
-        erased = []
-        current = node
-        while current is not None:
-            store.hard_delete_node(current["id"])
-            store.scrub_events(current["id"])
-            store.detach_successors(current["id"])
-            erased.append(current["id"])
-            prior = current.get("supersedesId")
-            current = store.get_node(prior) if prior else None
-        for node_id in erased:
-            self._audit(store, "delete", {"id": node_id, "userId": node.get("userId"),
-                                          "workspaceId": node.get("workspaceId")},
-                        actor, reason or "hard delete", after={"mode": "hard"})
-        return erased
+    def _settle(self, outcome: dict, verify: bool) -> dict:
+        """With --verify, prove it: a scan that finds the text again fails the command."""
+        if verify:
+            outcome["verify"] = self.verify_erasure(outcome)
+            if not outcome["verify"]["clean"] and not outcome.get("code"):
+                check = outcome["verify"]
+                where = ", ".join(check["filesWithText"]) or "the full-text index"
+                outcome.update(code=1, reason=f"erased, but the text is still in {where}"
+                               + (f" ({check['liveCopies']} live records say the same)"
+                                  if check["liveCopies"] else ""),
+                               hint="forget those records too, then run the command again")
+        outcome.pop("_texts", None)
+        outcome.pop("_stores", None)
+        return outcome
 
-    def _purge_messages(self, message_ids: list[str], reason, actor) -> None:
-        store = self.store
-        with store.db.atomic():
-            stale = store.mark_summaries_stale(message_ids)
-            removed = store.delete_messages(message_ids)
-            self._audit(store, "purge", {"id": None}, actor, reason or "purge sources",
-                        after={"messagesRemoved": removed, "messageIds": message_ids,
-                               "summariesStale": stale})
-        store.optimize_fts()
-        store.checkpoint()
+    def forget_messages(self, message_ids: list[str], *, mode: str = "hard",
+                        reason: str = "", confirm: bool = False, actor: str = "user",
+                        verify: bool = False) -> dict:
+        """Erase logged messages by id (the log is append-only: only --hard removes)."""
+        try:
+            if mode != "hard":
+                raise Rejected("logged messages are kept as they were said",
+                               "add --hard to erase them for good")
+            if not confirm:
+                raise NeedsConfirmation("a hard delete cannot be undone",
+                                        "rerun with --yes to go ahead")
+            known = self.store.message_ids_exist(message_ids)
+            unknown = [m for m in message_ids if m not in known]
+            if unknown and not set(unknown) <= self.store.purged_message_ids():
+                raise NotFound(f"no message {unknown[0]}",
+                               "check the id with 'ekko-mem history'")
+            report = self.purge_messages(message_ids, reason=reason, actor=actor)
+            return self._settle(_outcome(report, reason or "purge"),
+                                verify)
+        except (Rejected, NeedsConfirmation, NotFound) as exc:
+            return {"deletedIds": [], "mode": mode, "requiresConfirmation":
+                    isinstance(exc, NeedsConfirmation), "reason": exc.message,
+                    "hint": exc.hint, "code": int(exc.code)}
+
+
+def _outcome(report: dict, reason: str) -> dict:
+    """A hard delete's answer; never success while text may still be on disk."""
+    out = {"mode": "hard", "reason": reason, **report}
+    if report["pending"]:
+        first = report["pending"][0]
+        out.update(code=6, reason=f"erased here, but source message {first['messageId']} is"
+                   f" {first['reason']}", hint="run the same command there (or again once"
+                   " it can be opened) to finish")
+    elif report["notCheckpointed"]:
+        out.update(code=6, reason=f"erased from the tables, but another process reading"
+                   f" {report['notCheckpointed'][0]} keeps the old pages in its -wal file",
+                   hint="close that reader and run the same command again to finish")
+    return out

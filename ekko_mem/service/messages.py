@@ -8,33 +8,38 @@ from ..policy.records import json_objects, normalise_message, parse_meta_pairs
 
 class MessageService:
     def log_message(self, content: str, *, session: str | None = None, role: str = "user",
-                    parent: str | None = None, meta: list[str] | dict | None = None) -> dict:
+                    parent: str | None = None, meta: list[str] | dict | None = None,
+                    confirm: bool = False) -> dict:
         metadata = meta if isinstance(meta, dict) else parse_meta_pairs(meta or [])
         raw = {"content": content, "sessionId": self.session(session), "role": role,
                "parentId": parent, "metadata": metadata or None}
-        return self._append([raw], source=None)[0]
+        return self._append([raw], source=None, confirm=confirm)[0]
 
-    def log_jsonl(self, lines, *, session: str | None = None) -> list[dict]:
+    def log_jsonl(self, lines, *, session: str | None = None,
+                  confirm: bool = False) -> list[dict]:
         """Append many messages from JSON lines in one transaction; one bad line rejects all."""
-        raws = json_objects(lines, what="written")
+        raws = json_objects(lines, what="written", max_bytes=self.config.get("limits.line"))
         if not raws:
             raise Rejected("no messages in the JSON lines input", "give one message per line")
         return self._append([r for _, r in raws], source=[n for n, _ in raws],
-                            session=session)
+                            session=session, confirm=confirm)
 
     def _append(self, raws: list[dict], *, source: list[int] | None,
-                session: str | None = None) -> list[dict]:
+                session: str | None = None, confirm: bool = False) -> list[dict]:
         now = self.env.now_iso()
         default = self.session(session)
+        limit = self.config.get("limits.message")
         messages: list[dict] = []
         batch_ids: set[str] = set()
         for index, raw in enumerate(raws):
             where = f"line {source[index]}: " if source else ""
             try:
-                msg = normalise_message(raw, default_session=default, now=now)
+                msg = normalise_message(raw, default_session=default, now=now,
+                                        max_chars=limit)
             except Rejected as exc:
                 raise Rejected(f"{where}{exc.message}",
                                exc.hint + ("; nothing was written" if source else "")) from None
+            self._guard_credentials(msg, where, confirm)
             msg.setdefault("id", new_id("message"))
             if msg["id"] in batch_ids:
                 raise Rejected(f"{where}id {msg['id']} appears twice", "ids must be unique")
@@ -52,6 +57,25 @@ class MessageService:
                            "check the id with 'ekko-mem history'")
         store.append_messages(messages)
         return messages
+
+    def _guard_credentials(self, msg: dict, where: str, confirm: bool) -> None:
+        """A credential in chat is not kept: masked on the way in (the log is what every
+        later summary and context is built from), unless the person confirms or the policy
+        says allow; the 'refuse' policy rejects the message instead."""
+        policy = self.config.get("sensitive.policy")
+        if policy == "allow" or (confirm and policy != "refuse"):
+            return
+        from ..policy.sensitive import describe, find_credentials, mask_secrets
+        found = find_credentials(msg["content"])
+        if not found:
+            return
+        what = describe(found)
+        if policy == "refuse":
+            raise Rejected(f"{where}the message contains {what}; sensitive.policy is 'refuse'",
+                           "remove it and log again; nothing was written")
+        msg["content"] = mask_secrets(msg["content"])
+        self.notes.append(f"{where}{what} in the message was replaced by [secret removed]"
+                          " (pass --yes to keep it as written)")
 
     def history(self, *, session: str | None = None, limit: int = 20) -> dict:
         if limit < 1:

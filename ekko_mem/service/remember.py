@@ -13,6 +13,10 @@ class RememberService:
         fields = {k: v for k, v in (fields or {}).items() if v not in (None, [], "")}
         if text is not None and not text.strip():
             raise Rejected("the text to remember is empty", "pass TEXT or pipe it in")
+        if text is not None:  # before any extraction work on it
+            from ..policy.limits import check_size
+            check_size("the text to remember", text, self.config.get("limits.content"),
+                       "limits.content")
         if fields or supersedes:
             if text is not None:
                 fields.setdefault("content", text.strip())
@@ -25,7 +29,7 @@ class RememberService:
     def _remember_fields(self, text, fields, supersedes, reason, actor, confirm, session):
         if text is None:
             return [self._propose(fields, supersedes, reason, actor, confirm, session)]
-        return self._with_source(text, session, lambda mid: [self._propose(
+        return self._with_source(text, session, confirm, lambda mid: [self._propose(
             {**fields, "sourceMessageIds": [*fields.get("sourceMessageIds", []), mid]},
             supersedes, reason, actor, confirm, session)])
 
@@ -61,15 +65,18 @@ class RememberService:
                 item["node"]["sourceMessageIds"] = [mid]
             return self.apply_items(items, actor=actor, confirm=confirm, session=session,
                                     reason=reason)
-        return self._with_source(text, session, apply)
+        return self._with_source(text, session, confirm, apply)
 
-    def _with_source(self, text, session, write) -> list[dict]:
+    def _with_source(self, text, session, confirm, write) -> list[dict]:
         """Log `text` as the source message in the same transaction as the writes.
 
         If every proposal is refused, the message is rolled back too: nothing is written.
         """
         store = self.store
         mid = new_id("message")
+        message = {"id": mid, "sessionId": self.session(session), "role": "user",
+                   "content": text, "createdAt": self.env.now_iso()}
+        self._guard_credentials(message, "", confirm)
 
         class _AllRefused(Exception):
             pass
@@ -77,9 +84,7 @@ class RememberService:
         results: list[dict] = []
         try:
             with store.db.atomic():
-                store.append_messages([{"id": mid, "sessionId": self.session(session),
-                                        "role": "user", "content": text,
-                                        "createdAt": self.env.now_iso()}])
+                store.append_messages([message])
                 results = write(mid)
                 if not any(r.get("accepted") for r in results):
                     raise _AllRefused

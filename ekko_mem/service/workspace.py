@@ -65,6 +65,8 @@ class WorkspaceService:
             raise StoreUnavailable(f"{folder} is the user memory folder, not a workspace",
                                    "run 'ekko-mem init' inside a project folder")
         db = folder / DB_NAME
+        # Never adopt (and chmod) a folder someone else made, nor follow a link out of it.
+        self._trusted(str(folder), str(db), str(folder / "config.toml"))
         created_db = not db.exists()
         from ..store import open_store
         try:
@@ -101,6 +103,7 @@ class WorkspaceService:
         path = self.db_path
         if not os.path.exists(path):
             raise StoreUnavailable(f"{self.root} has no memory db", "run 'ekko-mem init' first")
+        self._trusted(os.path.dirname(path), path)
         store = open_store(path, migrate=False)
         try:
             before = migration_status(store)

@@ -64,7 +64,7 @@ def translate(exc: sqlite3.Error, path: str) -> EkkoError:
             f"the memory db {path} is read-only",
             "check the file and folder permissions (ekko-mem needs to write there)",
         )
-    if "not a database" in text or "malformed" in text or "corrupt" in text:
+    if "not a database" in text or "disk image is malformed" in text or "corrupt" in text:
         return StoreUnavailable(
             f"the memory db {path} is not a valid SQLite database ({text})",
             "restore it from 'ekko-mem export' output, or move it aside and run 'ekko-mem init'",
@@ -103,10 +103,17 @@ class Connection:
             raise translate(exc, self.path) from exc
 
     def one(self, sql: str, params=()):
-        return self.execute(sql, params).fetchone()
+        # A damaged page is often met while rows are read, after execute() returned.
+        try:
+            return self.execute(sql, params).fetchone()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
 
     def all(self, sql: str, params=()):
-        return self.execute(sql, params).fetchall()
+        try:
+            return self.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.path) from exc
 
     @contextmanager
     def atomic(self):

@@ -1,9 +1,87 @@
-"""Consistency checks for `doctor`: each returns what is wrong, as counts or ids."""
+"""Consistency checks for `doctor`: each returns what is wrong, as counts or ids.
+
+Rows are fetched through `_rows`, which also translates errors met while stepping through a
+result: a damaged page is often found mid-scan, after `execute` has returned.
+"""
 from __future__ import annotations
+
+import functools
+import json
+import sqlite3
+import struct
+
+from ..errors import StoreUnavailable
+from .connection import translate
+
+_WAL_MAGIC = (0x377F0682, 0x377F0683)
+_WAL_FORMAT = 3007000
+_SQLITE_CORRUPT = 11
+
+
+def wal_header_ok(path) -> bool:
+    """Whether a -wal file starts with SQLite's write-ahead log header. An empty file is fine:
+    SQLite leaves one behind after a checkpoint."""
+    with open(path, "rb") as handle:
+        head = handle.read(32)
+    if not head:
+        return True
+    if len(head) < 32:
+        return False
+    magic, version = struct.unpack(">II", head[:8])
+    return magic in _WAL_MAGIC and version == _WAL_FORMAT
+
+
+def is_corrupt(exc: BaseException | None) -> bool:
+    """SQLITE_CORRUPT (damaged pages, or an FTS index that fails its own check)."""
+    code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF == _SQLITE_CORRUPT
+    return isinstance(exc, sqlite3.DatabaseError) and "malformed" in str(exc)
+
+
+@functools.lru_cache(maxsize=1)
+def reference_schema() -> frozenset:
+    """(type, name) of every table, index and trigger the migrations create, read from a
+    freshly migrated in-memory db so the list never drifts from the migrations."""
+    from . import SqliteMemoryStore, apply_migrations
+    from .connection import Connection
+    store = SqliteMemoryStore(Connection(sqlite3.connect(":memory:", isolation_level=None),
+                                         ":memory:"))
+    try:
+        apply_migrations(store)
+        return frozenset(store.schema_objects())
+    finally:
+        store.close()
 
 
 class MaintenanceStore:
     db: object
+
+    def _rows(self, sql: str, params=()) -> list:
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise translate(exc, self.db.path) from exc
+
+    def _count(self, sql: str) -> int:
+        return self._rows(sql)[0][0]
+
+    def integrity_problems(self, limit: int = 10) -> list[str]:
+        """PRAGMA integrity_check, one line per problem found; [] when the file is sound."""
+        lines: list[str] = []
+        for (text,) in self._rows(f"PRAGMA integrity_check({int(limit)})"):
+            lines += [line.strip() for line in str(text).splitlines()
+                      if line.strip() and not line.startswith("***")]
+        return [] if lines == ["ok"] else lines
+
+    def schema_objects(self) -> set[tuple[str, str]]:
+        return {(kind, name) for kind, name in self._rows(
+            "select type, name from sqlite_master where type in ('table', 'index', 'trigger')"
+            " and name not like 'sqlite\\_%' escape '\\'")}
+
+    def missing_schema_objects(self) -> list[str]:
+        """What the migrations create that this db lacks, as 'table name' and the like."""
+        return sorted(f"{kind} {name}" for kind, name in reference_schema() - self.schema_objects())
 
     def fts_out_of_step(self) -> dict:
         """Rows whose FTS entry is missing or left over (contentless FTS keeps a docsize row
@@ -11,32 +89,35 @@ class MaintenanceStore:
         out = {}
         for table in ("memory_nodes", "memory_messages"):
             shadow = f"{table}_fts_docsize"
-            missing = self.db.one(f"select count(*) from {table} where rowid not in"
-                                  f" (select id from {shadow})")[0]
-            extra = self.db.one(f"select count(*) from {shadow} where id not in"
-                                f" (select rowid from {table})")[0]
+            missing = self._count(f"select count(*) from {table} where rowid not in"
+                                  f" (select id from {shadow})")
+            extra = self._count(f"select count(*) from {shadow} where id not in"
+                                f" (select rowid from {table})")
             out[table] = {"missing": missing, "extra": extra}
         return out
 
     def fts_index_ok(self) -> bool:
-        from ..errors import StoreUnavailable
+        """FTS5's own integrity check. False when it finds the index damaged; any other failure
+        (busy, read-only, I/O) is raised, since it says nothing about the index."""
         try:
             for table in ("memory_nodes_fts", "memory_messages_fts"):
                 self.db.execute(f"insert into {table} ({table}) values ('integrity-check')")
-        except StoreUnavailable:
-            return False
+        except StoreUnavailable as exc:
+            if is_corrupt(exc.__cause__):
+                return False
+            raise
         return True
 
     def broken_chains(self) -> dict:
         """Supersede links that point nowhere, superseded nodes with no successor, and nodes
         that are active together although one superseded the other."""
-        dangling = [r[0] for r in self.db.all(
+        dangling = [r[0] for r in self._rows(
             "select id from memory_nodes n where supersedes_id is not null and not exists"
             " (select 1 from memory_nodes o where o.id = n.supersedes_id)")]
-        orphaned = [r[0] for r in self.db.all(
+        orphaned = [r[0] for r in self._rows(
             "select id from memory_nodes o where status = 'superseded' and not exists"
             " (select 1 from memory_nodes n where n.supersedes_id = o.id)")]
-        double = [r[0] for r in self.db.all(
+        double = [r[0] for r in self._rows(
             "select o.id from memory_nodes o join memory_nodes n on n.supersedes_id = o.id"
             " where o.status = 'active' and n.status = 'active'")]
         return {"dangling": dangling, "superseded_without_successor": orphaned,
@@ -45,8 +126,8 @@ class MaintenanceStore:
     def missing_sources(self, known_among) -> list[str]:
         """Nodes citing a source message that is not in the workspace log; `known_among(ids)`
         says which of a batch of ids exist, so the log is asked once per 500 ids."""
-        rows = self.db.all("select n.id, j.value from memory_nodes n,"
-                           " json_each(n.source_message_ids_json) j")
+        rows = self._rows("select n.id, j.value from memory_nodes n,"
+                          " json_each(n.source_message_ids_json) j")
         cited = sorted({mid for _, mid in rows})
         known: set[str] = set()
         for start in range(0, len(cited), 500):
@@ -54,7 +135,7 @@ class MaintenanceStore:
         return sorted({node for node, mid in rows if mid not in known})
 
     def summaries_missing_messages(self) -> list[str]:
-        rows = self.db.all(
+        rows = self._rows(
             "select s.id from memory_summaries s where not exists (select 1 from"
             " memory_messages m where m.id = s.from_message_id) or not exists (select 1 from"
             " memory_messages m where m.id = s.to_message_id)")
@@ -63,9 +144,8 @@ class MaintenanceStore:
     def purged_message_ids(self) -> set[str]:
         """Messages removed on purpose (forget --purge-sources), from the purge audit events."""
         ids: set[str] = set()
-        for (payload,) in self.db.all("select payload_json from memory_audit_events"
-                                      " where event_type = 'purge'"):
-            import json
+        for (payload,) in self._rows("select payload_json from memory_audit_events"
+                                     " where event_type = 'purge'"):
             after = (json.loads(payload) if payload else {}).get("after") or {}
             ids.update(after.get("messageIds") or [])
         return ids

@@ -177,3 +177,19 @@ def m005_reindex_stemmed_unigrams(db) -> None:
 def m006_add_context_run_ranking(db) -> None:
     """Context runs keep how their ranked list was built (counts and signals), for `explain`."""
     db.execute("alter table memory_context_runs add column ranking_json text")
+
+
+@migration
+def m007_create_erasure_bookkeeping(db) -> None:
+    """Source messages a hard delete could not purge in the same db (a user memory's sources
+    live in a workspace db), kept as ids until a rerun finishes them; and the workspaces whose
+    messages user memories cite, so that rerun knows where to look."""
+    db.execute("""create table memory_pending_purges (
+        message_id text primary key,
+        node_id text not null,
+        created_at text not null)""")
+    db.execute("create index idx_memory_pending_purges_node on memory_pending_purges (node_id)")
+    db.execute("""create table memory_workspaces (
+        workspace_id text primary key,
+        root text not null,
+        seen_at text not null)""")

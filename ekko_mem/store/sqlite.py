@@ -11,11 +11,13 @@ from .design_api import DesignStoreApi
 from .search import SearchStore
 from .recall import RecallStore
 from .maintenance import MaintenanceStore
+from .erasure import ErasureChecks, ErasureStore
 from .transfer import TransferStore
 
 
 class SqliteMemoryStore(DesignStoreApi, SearchStore, RecallStore, NodeStore, SummaryStore,
-                        TransferStore, MaintenanceStore):
+                        TransferStore, MaintenanceStore, ErasureStore,
+                        ErasureChecks):
     def __init__(self, db: Connection) -> None:
         self.db = db
         self.path = db.path

@@ -1,0 +1,227 @@
+"""Hard deletes that leave no copy behind, in one transaction per db, finishable by a rerun.
+
+A node's text may have been copied into older versions, the FTS index, audit payloads (a
+successor's `before`), context-run records, summaries and extraction bookkeeping; each db's
+copies go in the same transaction as the node, so a kill leaves either all or none of them.
+Source messages in another db (a user memory cites workspace messages) are recorded as
+pending, by id, in the node's db, and purged next; rerunning the same command finishes them.
+"""
+from __future__ import annotations
+
+import os
+
+from ..errors import StoreUnavailable
+
+MIN_TEXT = 4  # shorter texts are too common to scrub from other records by substring
+
+
+def new_report() -> dict:
+    # "_texts" and "_stores" stay inside the service: what --verify scans for, and where.
+    return {"deletedIds": [], "purgedMessageIds": [], "summariesDropped": [], "pending": [],
+            "notCheckpointed": [], "_texts": [], "_stores": []}
+
+
+def node_texts(node: dict) -> list[str]:
+    from ..canonical import canonical_json
+    texts = [node.get("title") or "", node.get("content") or ""]
+    if node.get("valueJson") is not None:
+        texts.append(canonical_json(node["valueJson"]))
+    return [t for t in dict.fromkeys(texts) if len(t) >= MIN_TEXT]
+
+
+class ErasureService:
+    def _hard_delete(self, found, reason, actor, purge_sources) -> dict:
+        """Erase `found` [(node, store)] and, with purge_sources, their source messages."""
+        report = new_report()
+        stores = list({id(s): s for _, s in found}.values())
+        for store in stores:
+            with store.db.atomic():
+                self._erase_nodes(store, [n for n, o in found if o is store], reason, actor,
+                                  purge_sources, report)
+                store.optimize_fts()
+            self._checkpoint(store, report)
+        if purge_sources:
+            self._finish_pending([(s, [n["id"] for n, o in found if o is s]) for s in stores],
+                                 reason, actor, report)
+        self._erase_citing(report, reason, actor)
+        return report
+
+    def _erase_nodes(self, store, nodes, reason, actor, purge_sources, report) -> None:
+        """Nodes, their older versions and every copy of their text in this db; with
+        purge_sources their source messages too, or a pending record when they live in
+        another db. The caller holds the transaction."""
+        chain = [n for n in self._chains(store, nodes) if n["id"] not in report["deletedIds"]]
+        if not chain:
+            return
+        ids = [n["id"] for n in chain]
+        texts = [t for n in chain for t in node_texts(n)]
+        report["deletedIds"] += ids
+        report["_texts"] += texts
+        for node in chain:
+            store.hard_delete_node(node["id"])
+            store.scrub_events(node["id"])
+            store.detach_successors(node["id"])
+            self._audit(store, "delete", {"id": node["id"], "userId": node.get("userId"),
+                                          "workspaceId": node.get("workspaceId")},
+                        actor, reason or "hard delete", after={"mode": "hard"})
+        if purge_sources:
+            sources = sorted({m for n in chain for m in n.get("sourceMessageIds", [])})
+            here = sorted(store.message_ids_exist(sources))
+            if here:
+                self._purge_in(store, here, texts, reason, actor, report)
+            for node in nodes:
+                elsewhere = sorted({m for n in self._chains(store, [node], erased=chain)
+                                    for m in n.get("sourceMessageIds", [])} - set(here))
+                if elsewhere:
+                    store.add_pending_purge(node["id"], elsewhere, self.env.now_iso())
+        store.drop_context_runs(ids, texts)
+        report["summariesDropped"] += store.drop_summaries(store.summaries_containing(texts))
+        store.scrub_event_copies(ids, texts)
+
+    @staticmethod
+    def _chains(store, nodes, erased=None) -> list[dict]:
+        """Each node with the older versions it superseded: they hold the same text."""
+        known = {n["id"]: n for n in erased} if erased is not None else None
+        out: dict[str, dict] = {}
+        for node in nodes:
+            current = node
+            while current is not None and current["id"] not in out:
+                out[current["id"]] = current
+                prior = current.get("supersedesId")
+                if not prior:
+                    break
+                current = known.get(prior) if known is not None else store.get_node(prior)
+        return list(out.values())
+
+    def _purge_in(self, store, message_ids, texts, reason, actor, report) -> None:
+        """Remove messages and everything derived from them: summaries over them, nodes
+        taken from them, context runs and audit copies (the caller holds the txn)."""
+        contents = [m["content"] for m in store.get_messages(message_ids)]
+        report["_texts"] += contents
+        words = texts + [c for c in contents if len(c) >= MIN_TEXT]
+        covering = store.summaries_covering(message_ids)
+        store.forget_extraction_of(message_ids)
+        removed = store.delete_messages(message_ids)
+        report["purgedMessageIds"] += message_ids
+        self._erase_nodes(store, store.nodes_citing(message_ids), reason, actor, False, report)
+        report["summariesDropped"] += store.drop_summaries(
+            covering + store.summaries_containing(words))
+        store.drop_context_runs(message_ids, words)
+        store.scrub_event_copies(message_ids, words)
+        self._audit(store, "purge", {"id": None}, actor, reason or "purge sources",
+                    after={"messagesRemoved": removed, "messageIds": message_ids})
+
+    def purge_messages(self, message_ids: list[str], *, reason: str = "",
+                       actor: str = "user") -> dict:
+        """`forget --message ID --hard`: erase logged messages and what was derived from them."""
+        store = self.store
+        report = new_report()
+        with store.db.atomic():
+            present = sorted(store.message_ids_exist(message_ids))
+            if present:
+                self._purge_in(store, present, [], reason, actor, report)
+                store.optimize_fts()
+        self._checkpoint(store, report)
+        self._erase_citing(report, reason, actor)
+        return report
+
+    def _erase_citing(self, report, reason, actor) -> None:
+        """User memories taken from purged workspace messages hold their text too."""
+        purged = report["purgedMessageIds"]
+        if not purged:
+            return
+        for _, store in self._stores():
+            citing = store.nodes_citing(purged)
+            if not citing:
+                continue
+            with store.db.atomic():
+                self._erase_nodes(store, citing, reason, actor, False, report)
+                store.optimize_fts()
+            self._checkpoint(store, report)
+
+    # -- the other db ----------------------------------------------------------------------
+    def _finish_pending(self, stores_and_ids, reason, actor, report) -> None:
+        """Purge recorded source messages wherever they are: this workspace first, then
+        the workspaces user memories were written from."""
+        for store, node_ids in stores_and_ids:
+            pending = store.pending_purges(node_ids)
+            wanted = sorted({m for ids in pending.values() for m in ids})
+            if not wanted:
+                continue
+            left = self._purge_where_found(wanted, reason, actor, report)
+            store.clear_pending_purges(sorted(set(wanted) - set(left)))
+            report["pending"] += [{"messageId": m, "reason": why} for m, why in left.items()]
+
+    def _purge_where_found(self, wanted, reason, actor, report) -> dict[str, str]:
+        """{message id: why it is still somewhere} after purging what could be reached."""
+        places = self._message_dbs()
+        left = set(wanted)
+        unreachable: list[str] = []
+        for root, opener in places:
+            if not left:
+                break
+            try:
+                store, owned = opener()
+            except StoreUnavailable as exc:
+                unreachable.append(f"{root} ({exc.message})")
+                continue
+            try:
+                with store.db.atomic():
+                    here = sorted(store.message_ids_exist(sorted(left)))
+                    if here:
+                        self._purge_in(store, here, [], reason, actor, report)
+                        store.optimize_fts()
+                    left -= set(here) | (store.purged_message_ids() & left)
+                self._checkpoint(store, report)
+            finally:
+                if owned:
+                    store.close()
+        if not left or not unreachable:
+            return {}  # purged, or in no db we know of: nothing left to claim or to purge
+        why = "maybe still in " + "; ".join(unreachable)
+        return {m: why for m in sorted(left)}
+
+    def _message_dbs(self):
+        """(root, opener) for this workspace, then every workspace recorded by the user db."""
+        places = []
+        current_root = None
+        try:
+            current_root = self.root
+            places.append((current_root, lambda: (self.store, False)))
+        except StoreUnavailable:
+            pass
+        user = self.user_store()
+        for _, root in (user.known_workspaces() if user is not None else []):
+            if root != current_root:
+                places.append((root, lambda root=root: (self._open_other(root), True)))
+        return places
+
+    def _open_other(self, root: str):
+        from ..env import DB_NAME, DIR_NAME
+        path = os.path.join(root, DIR_NAME, DB_NAME)
+        if not os.path.exists(path):
+            raise StoreUnavailable("its memory db is gone", "")
+        self._trusted(os.path.dirname(path), path)
+        return self._open_db(path)
+
+    def _checkpoint(self, store, report) -> None:
+        report["_stores"].append(store)
+        if not store.checkpoint_truncate():
+            report["notCheckpointed"].append(store.path)
+
+    @staticmethod
+    def verify_erasure(report: dict) -> dict:
+        """Scan every db the erasure touched, bytes and index, for the erased texts."""
+        from ..store.scan import scan_files
+        texts = list(dict.fromkeys(t for t in report["_texts"] if t))
+        stores = list({s.path: s for s in report["_stores"]}.values())
+        files: dict[str, list[int]] = {}
+        live = indexed = 0
+        for store in stores:
+            files.update(scan_files(store.path, texts))
+            live += store.live_copies(texts)
+            indexed += store.index_leftovers(texts)
+        return {"clean": not files and not indexed, "textsChecked": len(texts),
+                "filesChecked": [p + s for p in (st.path for st in stores)
+                                 for s in ("", "-wal", "-shm") if os.path.isfile(p + s)],
+                "filesWithText": sorted(files), "liveCopies": live, "indexLeftovers": indexed}

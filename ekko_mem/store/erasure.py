@@ -1,0 +1,235 @@
+"""Erasure: finding and removing every copy of erased text inside one db.
+
+A hard delete's text can have been copied into summaries, audit payloads, context-run records
+and extraction bookkeeping; these reads and writes find those copies. The caller holds one
+transaction around all of them, so an interrupted purge leaves the db as it was before.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+from . import codec
+
+CHECKPOINT_TRIES = 20
+CHECKPOINT_PAUSE_S = 0.1
+
+
+class ErasureStore:
+    db: object
+
+    # -- summaries ---------------------------------------------------------------------------
+    def summaries_covering(self, message_ids: list[str]) -> list[str]:
+        """Summaries whose message range holds any of `message_ids` (asked before they go)."""
+        found: list[str] = []
+        for mid in message_ids:
+            found += [r[0] for r in self.db.all(
+                "select s.id from memory_summaries s, memory_messages m where m.id = ?"
+                " and s.session_id = m.session_id and m.created_at between"
+                " (select created_at from memory_messages where id = s.from_message_id)"
+                " and (select created_at from memory_messages where id = s.to_message_id)",
+                (mid,))]
+        return list(dict.fromkeys(found))
+
+    def summaries_containing(self, texts: list[str]) -> list[str]:
+        found: list[str] = []
+        for text in texts:
+            found += [r[0] for r in self.db.all(
+                "select id from memory_summaries where instr(summary, ?1) or"
+                " instr(coalesce(current_goal, ''), ?1) or instr(constraints_json, ?2) or"
+                " instr(preferences_json, ?2) or instr(decisions_json, ?2) or"
+                " instr(completed_work_json, ?2) or instr(pending_work_json, ?2) or"
+                " instr(known_issues_json, ?2)", (text, _json_body(text)))]
+        return list(dict.fromkeys(found))
+
+    def drop_summaries(self, ids: list[str]) -> list[str]:
+        """Remove summaries and every later summary built on them (each carries its parent's
+        text forward); the next `summarize` rebuilds from the log that remains."""
+        if not ids:
+            return []
+        rows = self.db.all(
+            f"with recursive chain(id) as (select id from memory_summaries where id in"
+            f" ({','.join('?' * len(ids))}) union select s.id from memory_summaries s join chain"
+            " on s.parent_summary_id = chain.id) select id from chain", ids)
+        dropped = [r[0] for r in rows]
+        self.db.execute(f"delete from memory_summaries where id in ({','.join('?' * len(dropped))})",
+                        dropped)
+        return dropped
+
+    # -- nodes -------------------------------------------------------------------------------
+    def nodes_citing(self, message_ids: list[str]) -> list[dict]:
+        """Nodes taken from any of these messages (a scan: erasure is rare, the table small)."""
+        if not message_ids:
+            return []
+        rows = self.db.all(
+            f"select {codec.NODE_COLUMNS} from memory_nodes n where exists (select 1 from"
+            f" json_each(n.source_message_ids_json) j where j.value in"
+            f" ({','.join('?' * len(message_ids))}))", message_ids)
+        return [codec.node_from_row(r) for r in rows]
+
+    # -- context runs ------------------------------------------------------------------------
+    def drop_context_runs(self, ids: list[str], texts: list[str]) -> int:
+        """Runs that used an erased record, or whose question holds (or is held in) the text."""
+        removed = 0
+        for item in ids:
+            removed += self.db.execute(
+                "delete from memory_context_runs where instr(used_memory_ids_json, ?)",
+                (f'"{item}"',)).rowcount
+        for text in texts:
+            removed += self.db.execute(
+                "delete from memory_context_runs where query_text is not null and"
+                " (instr(query_text, ?1) or (length(query_text) >= 6 and instr(?1, query_text)))",
+                (text,)).rowcount
+        return removed
+
+    # -- audit -------------------------------------------------------------------------------
+    def scrub_event_copies(self, ids: list[str], texts: list[str]) -> int:
+        """Other events' copies: a successor's `before`, an undo's record. Records with an
+        erased id become {"id", "erased"}; strings holding erased text become "[erased]"."""
+        needles = [f'"{i}"' for i in ids] + [_json_body(t) for t in texts]
+        hits: dict[str, tuple] = {}
+        for needle in needles:
+            for row in self.db.all("select id, payload_json, reason from memory_audit_events"
+                                   " where instr(payload_json, ?) or instr(reason, ?)",
+                                   (needle, needle)):
+                hits[row[0]] = row
+        erased_ids = set(ids)
+        for event_id, payload, reason in hits.values():
+            clean = _scrub(codec.loads(payload), erased_ids, texts)
+            if any(t in reason for t in texts):
+                reason = "[erased]"
+            self.db.execute("update memory_audit_events set payload_json = ?, reason = ?"
+                            " where id = ?", (codec.dumps(clean), reason, event_id))
+        return len(hits)
+
+    # -- extraction bookkeeping --------------------------------------------------------------
+    def forget_extraction_of(self, message_ids: list[str]) -> None:
+        """Watermarks on a purged message step back to the one before it; queued retries that
+        would read a purged message are dropped."""
+        gone = set(message_ids)
+        for session_id, mark in self.db.all(
+                f"select session_id, last_message_id from memory_extraction_marks where"
+                f" last_message_id in ({','.join('?' * len(message_ids))})", message_ids):
+            previous = None
+            for (candidate,) in self.db.all(
+                    "select id from memory_messages where session_id = ? and (created_at, rowid)"
+                    " < (select created_at, rowid from memory_messages where id = ?)"
+                    " order by created_at desc, rowid desc limit ?",
+                    (session_id, mark, len(gone) + 1)):
+                if candidate not in gone:
+                    previous = candidate
+                    break
+            if previous is None:
+                self.db.execute("delete from memory_extraction_marks where session_id = ?",
+                                (session_id,))
+            else:
+                self.db.execute("update memory_extraction_marks set last_message_id = ?"
+                                " where session_id = ?", (previous, session_id))
+        for mid in message_ids:
+            self.db.execute("delete from memory_extraction_jobs where instr(message_ids_json, ?)",
+                            (f'"{mid}"',))
+
+    # -- purges left to finish in another db -------------------------------------------------
+    def add_pending_purge(self, node_id: str, message_ids: list[str], now: str) -> None:
+        self.db.executemany("insert or ignore into memory_pending_purges values (?, ?, ?)",
+                            [(mid, node_id, now) for mid in message_ids])
+
+    def pending_purges(self, node_ids: list[str] | None = None) -> dict[str, list[str]]:
+        """{node id: message ids} still to be purged somewhere (all when node_ids is None)."""
+        if node_ids is None:
+            rows = self.db.all("select node_id, message_id from memory_pending_purges")
+        else:
+            rows = self.db.all(f"select node_id, message_id from memory_pending_purges where"
+                               f" node_id in ({','.join('?' * len(node_ids))})", node_ids) if node_ids else []
+        out: dict[str, list[str]] = {}
+        for node_id, mid in rows:
+            out.setdefault(node_id, []).append(mid)
+        return out
+
+    def clear_pending_purges(self, message_ids: list[str]) -> None:
+        if message_ids:
+            self.db.execute(f"delete from memory_pending_purges where message_id in"
+                            f" ({','.join('?' * len(message_ids))})", message_ids)
+
+    def note_workspace(self, workspace_id: str, root: str, now: str) -> None:
+        self.db.execute("insert or replace into memory_workspaces values (?, ?, ?)",
+                        (workspace_id, root, now))
+
+    def known_workspaces(self) -> list[tuple[str, str]]:
+        return [(r[0], r[1]) for r in self.db.all(
+            "select workspace_id, root from memory_workspaces order by seen_at desc")]
+
+    def was_hard_deleted(self, node_id: str) -> bool:
+        row = self.db.one("select 1 from memory_audit_events where node_id = ? and"
+                          " event_type = 'delete' and json_extract(payload_json,"
+                          " '$.after.mode') = 'hard' limit 1", (node_id,))
+        return row is not None
+
+    # -- after the transaction ---------------------------------------------------------------
+    def checkpoint_truncate(self) -> bool:
+        """Fold the WAL into the db and truncate it, retrying while a reader holds old pages;
+        False when a reader kept them alive throughout."""
+        # A short busy wait per try: the default would wait seconds on each reader.
+        saved = self.db.one("PRAGMA busy_timeout")[0]
+        self.db.execute("PRAGMA busy_timeout = 50")
+        try:
+            for _ in range(CHECKPOINT_TRIES):
+                busy, _, _ = self.db.one("PRAGMA wal_checkpoint(TRUNCATE)")
+                if not busy:
+                    return True
+                time.sleep(CHECKPOINT_PAUSE_S)
+            return False
+        finally:
+            self.db.execute(f"PRAGMA busy_timeout = {int(saved)}")
+
+
+def _json_body(text: str) -> str:
+    """`text` as it appears inside a JSON string (quotes, backslashes, controls escaped)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _scrub(value, erased_ids: set[str], texts: list[str]):
+    if isinstance(value, dict):
+        if value.get("id") in erased_ids:
+            return {"id": value["id"], "erased": True}
+        return {k: _scrub(v, erased_ids, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, erased_ids, texts) for v in value]
+    if isinstance(value, str) and any(t in value for t in texts):
+        return "[erased]"
+    return value
+
+
+class ErasureChecks:
+    """Where erased text could still be found through SQL (the byte scan is store/scan.py)."""
+
+    db: object
+
+    def index_leftovers(self, texts: list[str]) -> int:
+        """FTS entries matching a text whose row is gone: index bytes a byte scan can miss."""
+        from .fts import match_all
+        left = 0
+        for text in texts:
+            match = match_all(text)
+            if match is None:
+                continue
+            for table in ("memory_nodes", "memory_messages"):
+                left += self.db.one(
+                    f"select count(*) from (select rowid from {table}_fts where {table}_fts"
+                    f" match ? except select rowid from {table})", (match,))[0]
+        return left
+
+    def live_copies(self, texts: list[str]) -> int:
+        """Rows that still hold a text: the same words said again, or not yet erased."""
+        total = 0
+        for text in texts:
+            body = _json_body(text)
+            total += self.db.one(
+                "select (select count(*) from memory_nodes where instr(title, ?1) or"
+                " instr(content, ?1) or instr(coalesce(value_json, ''), ?2))"
+                " + (select count(*) from memory_messages where instr(content, ?1))"
+                " + (select count(*) from memory_summaries where instr(summary, ?1))"
+                " + (select count(*) from memory_audit_events where instr(payload_json, ?2))"
+                " + (select count(*) from memory_context_runs where instr(query_text, ?1))",
+                (text, body))[0]
+        return total

@@ -1,0 +1,65 @@
+"""Which memory folders and files ekko-mem may read, write or take commands from.
+
+Like git's safe.directory and ssh's StrictModes: a `.ekko/`, `memory.db` or `config.toml`
+that belongs to another local user, or that others may write to, could feed this user's
+memory to a stranger or run a stranger's extractor command as this user. Such a path is
+refused before it is opened; so is a symbolic link, which could send writes anywhere
+(EKKO_ALLOW_SYMLINKS=1 opts in to links, never to foreign owners).
+"""
+from __future__ import annotations
+
+import os
+import stat
+
+from .errors import StoreUnavailable
+
+_LOOSE = stat.S_IWGRP | stat.S_IWOTH
+
+
+def _name(uid: int) -> str:
+    try:
+        import pwd
+        return pwd.getpwuid(uid).pw_name
+    except (ImportError, KeyError):
+        return str(uid)
+
+
+def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = False) -> None:
+    """Raise StoreUnavailable (exit 6, with the fix) unless `path` is absent or is this user's
+    own, not a link, and writable by nobody else."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreUnavailable(f"cannot inspect {path}: {exc.strerror or exc}",
+                               "check the folder's permissions") from None
+    if stat.S_ISLNK(info.st_mode):
+        if not allow_symlinks:
+            raise StoreUnavailable(
+                f"{path} is a symbolic link to {os.path.realpath(path)}",
+                "replace it with the real folder or file, or set EKKO_ALLOW_SYMLINKS=1")
+        try:
+            info = os.stat(path)
+        except OSError:
+            return  # a dangling link: opening it fails later with its own message
+    me = os.geteuid() if uid is None else uid
+    if info.st_uid != me:
+        raise StoreUnavailable(
+            f"{path} belongs to {_name(info.st_uid)}, not to you ({_name(me)}); memory owned"
+            " by another user is not read, written or configured from",
+            f"if it is yours, run 'chown -R {_name(me)} {path}'; otherwise remove it or"
+            " pass --workspace")
+    if info.st_mode & _LOOSE:
+        who = " and ".join(name for bit, name in ((stat.S_IWGRP, "its group"),
+                                                   (stat.S_IWOTH, "other users"))
+                           if info.st_mode & bit)
+        fix = "chmod 700" if stat.S_ISDIR(info.st_mode) else "chmod 600"
+        raise StoreUnavailable(f"{path} can be written by {who}",
+                               f"run '{fix} {path}' if its contents are yours")
+
+
+def check_all(paths, environ) -> None:
+    allow = environ.get("EKKO_ALLOW_SYMLINKS") == "1"
+    for path in paths:
+        check_path(path, allow_symlinks=allow)

@@ -1,0 +1,165 @@
+"""`forget --hard` erases every copy: versions, index, audit payloads, context runs, summaries,
+extraction state, source messages in this or another workspace; one transaction per db, a
+rerun finishes an interrupted purge, and a reader that keeps old pages alive is reported."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import sqlite3
+import subprocess
+import time
+
+from conftest import BIN
+
+SECRET = "zq-erase-7781-rotatekey"
+
+
+def files_holding(folder, text=SECRET) -> list[str]:
+    """Every file under `folder` whose raw bytes contain `text` (or its JSON form)."""
+    forms = {text.encode(), json.dumps(text, ensure_ascii=False)[1:-1].encode()}
+    found = []
+    for name in sorted(os.listdir(folder)):
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            with open(path, "rb") as handle:
+                data = handle.read()
+            if any(form in data for form in forms):
+                found.append(name)
+    return found
+
+
+def node_id(result) -> str:
+    assert result.code == 0, result
+    return result.json()["nodeId"]
+
+
+def seed_everywhere(cli):
+    """The secret in a message, a summary, an extracted task, a remembered node with a newer
+    version, a context run and the extraction watermark."""
+    msg = cli("log", f"TODO: rotate the deploy credentials {SECRET}").out.strip()
+    assert cli("summarize").code == 0
+    old = node_id(cli("remember", "--scope", "workspace", "--source", msg, "--json",
+                      f"deploy credentials are {SECRET}"))
+    new = node_id(cli("remember", "--scope", "workspace", "--supersedes", old, "--json",
+                      "--title", "deploy credentials were rotated", "--content",
+                      "deploy credentials were rotated"))
+    assert SECRET in cli("context", f"rotate {SECRET}").out
+    return msg, old, new
+
+
+def test_purge_leaves_no_byte_in_any_copy(cli, ws):
+    msg, old, new = seed_everywhere(cli)
+    folder = ws / ".ekko"
+    assert files_holding(folder) == ["memory.db"]
+    result = cli("forget", new, "--hard", "--purge-sources", "--yes", "--json", "--verify")
+    assert result.code == 0, result
+    out = result.json()
+    assert {old, new} <= set(out["deletedIds"])
+    assert msg in out["purgedMessageIds"]
+    assert out["summariesDropped"]
+    assert out["verify"]["clean"] is True and out["verify"]["textsChecked"] >= 2
+    assert files_holding(folder) == []
+    assert SECRET not in cli("context", "rotate the deploy credentials").out
+    assert cli("explain").code in (0, 5)
+    assert SECRET not in cli("audit", "--json").out
+
+
+def test_erasing_an_old_version_scrubs_the_successors_before(cli, ws):
+    old = node_id(cli("remember", "--scope", "workspace", "--json", f"vpn code {SECRET}"))
+    new = node_id(cli("remember", "--scope", "workspace", "--supersedes", old, "--json",
+                      "--title", "vpn code changed", "--content", "vpn code changed"))
+    assert cli("forget", old, "--hard", "--yes").code == 0
+    events = [json.loads(line) for line in cli("audit", "--json").out.splitlines()]
+    before = [e["payload"]["before"] for e in events
+              if e.get("nodeId") == new and e["eventType"] == "supersede"]
+    assert before == [{"id": old, "erased": True}]
+    assert cli("show", new, "--json").json()["node"]["title"] == "vpn code changed"
+    # Without --purge-sources the message it was remembered from stays, and only that.
+    assert files_holding(ws / ".ekko") == ["memory.db"]
+    assert SECRET in cli("history").out
+    assert cli("forget", "--message", cli("history", "--json").jsonl()[0]["id"], "--hard",
+               "--yes").code == 0
+    assert files_holding(ws / ".ekko") == []
+
+
+def test_forget_message_by_id_takes_what_was_derived(cli, ws):
+    msg = cli("log", f"我的密钥提示是 {SECRET}，下周换掉").out.strip()
+    assert cli("log", "别的消息").code == 0
+    assert cli("summarize").code == 0
+    assert cli("forget", "--message", msg, "--hard").code == 3
+    assert cli("forget", "--message", msg).code == 4
+    result = cli("forget", "--message", msg, "--hard", "--yes", "--verify")
+    assert result.code == 0, result
+    assert f"purged message {msg}" in result.out
+    assert files_holding(ws / ".ekko") == []
+    assert [m["content"] for m in cli("history", "--json").jsonl()] == ["别的消息"]
+    assert cli("forget", "--message", "msg_nope", "--hard", "--yes").code == 5
+
+
+def test_purging_a_user_memory_from_another_workspace_reaches_the_first(cli, ws, tmp_path):
+    msg = cli("log", f"记住：我的门禁密码提示 {SECRET}").out.strip()
+    mem = node_id(cli("remember", "--scope", "user", "--yes", "--source", msg, "--json",
+                      f"门禁提示 {SECRET}"))
+    other = tmp_path / "other"
+    other.mkdir()
+    assert cli("init", cwd=other).code == 0
+    ws_ekko = ws / ".ekko"
+    ws_ekko.chmod(0o777)  # the first workspace cannot be opened safely: say so, claim nothing
+    try:
+        stuck = cli("forget", mem, "--hard", "--purge-sources", "--yes", cwd=other)
+    finally:
+        ws_ekko.chmod(0o700)
+    assert stuck.code == 6, stuck
+    assert str(ws) in stuck.err and "run the same command there" in stuck.err
+    assert files_holding(ws_ekko) == ["memory.db"]
+    done = cli("forget", mem, "--hard", "--purge-sources", "--yes", cwd=other)
+    assert done.code == 0, done
+    assert files_holding(ws_ekko) == []
+    assert files_holding(tmp_path / "home") == []
+
+
+def test_a_reader_keeping_old_pages_alive_is_reported_not_hidden(cli, ws):
+    old = node_id(cli("remember", "--scope", "workspace", "--json", f"api hint {SECRET}"))
+    reader = sqlite3.connect(ws / ".ekko" / "memory.db")
+    reader.execute("begin")
+    reader.execute("select count(*) from memory_nodes").fetchone()
+    try:
+        result = cli("forget", old, "--hard", "--purge-sources", "--yes")
+        assert result.code == 6, result
+        assert "keeps the old pages" in result.err
+    finally:
+        reader.rollback()
+        reader.close()
+    again = cli("forget", old, "--hard", "--purge-sources", "--yes")
+    assert again.code == 0, again
+    assert "already erased" in again.out
+    assert files_holding(ws / ".ekko") == []
+
+
+def test_purge_killed_at_random_points_is_finished_by_a_rerun(cli, ws, tmp_path):
+    lines = "\n".join(json.dumps({"content": f"filler {i} about builds, tests and deploys"})
+                      for i in range(1000))  # enough log for the purge to take a while
+    assert cli("log", "--jsonl", "-", input=lines).code == 0
+    msg, old, new = seed_everywhere(cli)
+    template = tmp_path / "template"
+    shutil.copytree(ws / ".ekko", template)
+    rng = random.Random(1303)
+    command = [str(BIN), "forget", new, "--hard", "--purge-sources", "--yes"]
+    killed = 0
+    for _ in range(50):
+        shutil.rmtree(ws / ".ekko")
+        shutil.copytree(template, ws / ".ekko")
+        proc = subprocess.Popen(command, cwd=ws, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.02, 0.3))
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGKILL)
+            killed += 1
+        proc.wait()
+        rerun = cli(*command[1:])
+        assert rerun.code == 0, rerun
+        assert files_holding(ws / ".ekko") == [], rerun
+    assert killed >= 10  # most runs were interrupted somewhere, not just finished
