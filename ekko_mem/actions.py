@@ -222,10 +222,10 @@ def do_hooks(action, *, rev="HEAD", as_json=False, quiet=False, workspace=None):
                      if result["recorded"] else f"{result['sha'][:12]}: {result['reason']}"])
 
 
-def do_doctor(*, repair=False, as_json=False, quiet=False, workspace=None):
+def do_doctor(*, repair=False, scan=None, as_json=False, quiet=False, workspace=None):
     from .errors import EkkoError
     with service(workspace) as svc:
-        report = svc.doctor(repair=repair)
+        report = svc.doctor(repair=repair, scan=scan)
     if as_json:
         machine.emit_json(report)
     elif not quiet:
@@ -233,6 +233,8 @@ def do_doctor(*, repair=False, as_json=False, quiet=False, workspace=None):
                      f" {c['db']:9} {c['check']:17} {c['detail']}".rstrip()
                      for c in report["checks"]])
     if not report["ok"]:
-        error = EkkoError("doctor found problems", "run 'ekko-mem doctor --repair'"
-                          if not repair else "see the FAIL lines above")
-        raise error
+        fixable = {"permissions", "full-text index", "expiry", "schema", "wal file",
+                   "shm file"}
+        failed = {c["check"] for c in report["checks"] if not c["ok"] and not c["fixed"]}
+        raise EkkoError("doctor found problems", "run 'ekko-mem doctor --repair'"
+                        if not repair and failed & fixable else "see the FAIL lines above")

@@ -553,14 +553,19 @@ def doctor(
     repair: Annotated[bool, typer.Option(
         "--repair", help="Fix what can be fixed: rebuild the index, chmod, migrate, expire.")
     ] = False,
+    scan: Annotated[Optional[str], typer.Option(
+        "--scan", metavar="TEXT", help="Also byte-scan each db, -wal and -shm file and the"
+        " full-text index for TEXT (proves an erasure).")] = None,
     workspace: Workspace = None, json: Json = False, quiet: Quiet = False,
 ) -> None:
-    """Check the memory dbs: integrity, index, modes, schema, expiry, chains, references.
+    """Check the memory dbs: owner, integrity, index, modes, schema, expiry, chains, references.
 
     Exit 0 when all is well (or repaired), 1 when problems remain.
     Example: ekko-mem doctor --repair
+    Example: ekko-mem doctor --scan "hunter2"
     """
-    actions.do_doctor(repair=repair, as_json=json, quiet=quiet, workspace=workspace)
+    actions.do_doctor(repair=repair, scan=scan, as_json=json, quiet=quiet,
+                      workspace=workspace)
 
 
 @app.command()

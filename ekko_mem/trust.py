@@ -24,9 +24,10 @@ def _name(uid: int) -> str:
         return str(uid)
 
 
-def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = False) -> None:
+def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = False,
+               modes: bool = True) -> None:
     """Raise StoreUnavailable (exit 6, with the fix) unless `path` is absent or is this user's
-    own, not a link, and writable by nobody else."""
+    own, not a link, and (unless `modes` is False) writable by nobody else."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -50,7 +51,7 @@ def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = Fals
             " by another user is not read, written or configured from",
             f"if it is yours, run 'chown -R {_name(me)} {path}'; otherwise remove it or"
             " pass --workspace")
-    if info.st_mode & _LOOSE:
+    if modes and info.st_mode & _LOOSE:
         who = " and ".join(name for bit, name in ((stat.S_IWGRP, "its group"),
                                                    (stat.S_IWOTH, "other users"))
                            if info.st_mode & bit)
@@ -59,7 +60,7 @@ def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = Fals
                                f"run '{fix} {path}' if its contents are yours")
 
 
-def check_all(paths, environ) -> None:
+def check_all(paths, environ, *, modes: bool = True) -> None:
     allow = environ.get("EKKO_ALLOW_SYMLINKS") == "1"
     for path in paths:
-        check_path(path, allow_symlinks=allow)
+        check_path(path, allow_symlinks=allow, modes=modes)

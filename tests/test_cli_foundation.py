@@ -185,16 +185,17 @@ def test_migrate_status_and_dry_run(cli, ws):
     assert cli("migrate").out.strip().endswith("nothing to apply")
     path = ws / ".ekko" / "memory.db"
     db = sqlite3.connect(path)
-    db.execute("alter table memory_context_runs drop column ranking_json")
-    db.execute("delete from memory_schema_migrations where version = 6")
-    db.execute("PRAGMA user_version = 5")
+    db.execute("drop table memory_pending_purges")
+    db.execute("drop table memory_workspaces")
+    db.execute("delete from memory_schema_migrations where version = 7")
+    db.execute("PRAGMA user_version = 6")
     db.commit()
     db.close()
     dry = cli("migrate", "--dry-run", "--json").json()
-    assert dry["pending"] == [[6, "m006_add_context_run_ranking"]]
+    assert dry["pending"] == [[7, "m007_create_erasure_bookkeeping"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
-    assert applied["appliedNow"] == ["m006_add_context_run_ranking"]
+    assert applied["appliedNow"] == ["m007_create_erasure_bookkeeping"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

@@ -282,3 +282,38 @@ def test_open_folder_mode_is_fixed_by_repair(cli, ws):
     fixed = cli("doctor", "--repair")
     assert fixed.code == 0 and re.search(r"^FIXED\s+workspace\s+permissions", fixed.out, re.M)
     assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+def test_scan_proves_a_text_is_gone_or_says_where_it_is(cli, ws):
+    secret = "zebra-scan-4411-quartz"
+    msg = cli("log", "--yes", f"vault hint {secret}").out.strip()
+    found = cli("doctor", "--scan", secret, "--json")
+    assert found.code == 1
+    scan = [c for c in found.json()["checks"] if c["check"] == "scan"]
+    assert [c["ok"] for c in scan] == [False]
+    assert "still in memory.db" in scan[0]["detail"] and secret not in found.out
+    assert cli("forget", "--message", msg, "--hard", "--yes").code == 0
+    clean = cli("doctor", "--scan", secret)
+    assert clean.code == 0, clean
+    assert "ok    workspace scan" in clean.out
+    assert cli("doctor", "--scan", " ").code == 2
+
+
+def test_a_foreign_folder_is_reported_and_never_repaired(cli, ws):
+    import os
+    import pytest
+    if os.geteuid() != 0:
+        pytest.skip("giving a folder away needs root")
+    folder = ws / ".ekko"
+    folder.chmod(0o777)
+    os.chown(folder, 65534, 65534)
+    try:
+        result = cli("doctor", "--repair")
+        assert result.code == 1
+        assert f"FAIL  workspace owner             {folder} belongs to nobody" in result.out
+        assert oct(folder.stat().st_mode & 0o777) == "0o777"  # not adopted by a chmod
+        assert "workspace integrity" not in result.out  # nor opened
+    finally:
+        os.chown(folder, 0, 0)
+        folder.chmod(0o700)
+    assert cli("doctor").code == 0

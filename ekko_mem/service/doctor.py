@@ -87,14 +87,19 @@ class _Db:
 
 
 class DoctorService:
-    def doctor(self, *, repair: bool = False) -> dict:
+    def doctor(self, *, repair: bool = False, scan: str | None = None) -> dict:
+        """Check (and with repair, fix) each db; with `scan`, also prove that text is gone."""
         checks: list[dict] = []
         dbs: list[_Db] = []
+        if scan is not None and not scan.strip():
+            raise UsageError("--scan needs the text to look for", "pass --scan 'the text'")
         try:
             dbs = self._targets(checks, repair)
             for db in dbs:
                 db.workspace = _usable_workspace(dbs[0])
                 checks += self._check_target(db)
+                if scan is not None and db.store is not None:
+                    checks += self._guard(db, "scan", lambda d: self._check_scan(d, scan))
         except UsageError:
             raise
         except Exception as exc:  # the last guard: doctor reports, it does not crash
@@ -117,7 +122,10 @@ class DoctorService:
         return out
 
     def _check_target(self, db: _Db) -> list[dict]:
-        out = self._guard(db, "files", self._check_files)
+        out = self._guard(db, "owner", self._check_owner)
+        if db.unusable:
+            return out
+        out += self._guard(db, "files", self._check_files)
         out += self._guard(db, "permissions", self._check_modes)
         if db.unusable:
             return out
@@ -155,6 +163,33 @@ class DoctorService:
         return db.restore(f"{db.path} is damaged ({words})")
 
     # -- files -------------------------------------------------------------------------------
+    def _check_owner(self, db: _Db) -> dict:
+        """A db or config another user owns (or a link) is neither opened nor repaired; loose
+        modes on the person's own files are the permissions check's to report and fix."""
+        from ..trust import check_all
+        folder = db.path.parent
+        try:
+            check_all([os.fspath(folder), os.fspath(db.path), os.fspath(folder / "config.toml")],
+                      self.env.environ, modes=False)
+        except EkkoError as exc:
+            db.unusable = True
+            return _check(db.name, "owner", False, f"{exc.message}; {exc.hint}")
+        return _check(db.name, "owner", True, "yours, not a symbolic link")
+
+    def _check_scan(self, db: _Db, text: str) -> dict:
+        from ..store.scan import scan_files
+        found = scan_files(os.fspath(db.path), [text])
+        indexed = db.store.index_leftovers([text])
+        live = db.store.live_copies([text])
+        if not found and not indexed:
+            return _check(db.name, "scan", True, f"the text is not in {db.path.name}, its -wal"
+                          " and -shm files, or the full-text index")
+        where = ", ".join(Path(p).name for p in found) or "the full-text index"
+        held = (f"; {live} live records hold it: find them with 'ekko-mem query' and forget"
+                " them with --hard" if live else "; no live record holds it: run"
+                " 'ekko-mem doctor --repair' (rebuilds the index), then scan again")
+        return _check(db.name, "scan", False, f"the text is still in {where}{held}")
+
     def _check_files(self, db: _Db) -> list[dict]:
         out = []
         if not os.path.lexists(db.path):

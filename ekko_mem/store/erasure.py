@@ -52,8 +52,8 @@ class ErasureStore:
             f" ({','.join('?' * len(ids))}) union select s.id from memory_summaries s join chain"
             " on s.parent_summary_id = chain.id) select id from chain", ids)
         dropped = [r[0] for r in rows]
-        self.db.execute(f"delete from memory_summaries where id in ({','.join('?' * len(dropped))})",
-                        dropped)
+        self.db.execute("delete from memory_summaries where id in"
+                        f" ({','.join('?' * len(dropped))})", dropped)
         return dropped
 
     # -- nodes -------------------------------------------------------------------------------
@@ -138,9 +138,11 @@ class ErasureStore:
         """{node id: message ids} still to be purged somewhere (all when node_ids is None)."""
         if node_ids is None:
             rows = self.db.all("select node_id, message_id from memory_pending_purges")
+        elif not node_ids:
+            rows = []
         else:
-            rows = self.db.all(f"select node_id, message_id from memory_pending_purges where"
-                               f" node_id in ({','.join('?' * len(node_ids))})", node_ids) if node_ids else []
+            rows = self.db.all("select node_id, message_id from memory_pending_purges where"
+                               f" node_id in ({','.join('?' * len(node_ids))})", node_ids)
         out: dict[str, list[str]] = {}
         for node_id, mid in rows:
             out.setdefault(node_id, []).append(mid)
