@@ -148,7 +148,24 @@ _PERSONAL: tuple[tuple[str, str, str], ...] = (
     ("phone", "phone", rf"(?<![{_W}+])\+\d[\d ()-]{{6,22}}\d(?![{_W}-])"),
 )
 _SOURCES = _TOKENS + _NAMED + _COMMANDS + _PERSONAL
-_compiled: list[tuple[str, str, re.Pattern[str]]] = []  # filled on first use: keeps import cheap
+# What each pattern above (in the same order) cannot match without: lower-case substrings, of
+# which the text must hold one (empty: always tried). A pattern is compiled the first time a
+# text holds its trigger, so a process pays only for the patterns its text could match
+# (compiling them all costs about 25 ms, more than a whole `ekko-mem log`).
+_PASSWORD_WORDS = ("passw", "passphrase", "pwd")
+_TRIGGERS: tuple[tuple[str, ...], ...] = (
+    ("-----begin",), ("sk-",), ("sk_live", "sk_test", "rk_live", "rk_test"), ("whsec_",),
+    ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), _GITLAB_PREFIXES, ("npm_",),
+    ("hf_",), ("akia", "asia"), ("xox", "xapp-"), ("hooks.slack",), ("discord",), ("aiza",),
+    ("ya29.",), ("eyj",),
+    ("bearer",), ("authoriz", "authoris"), ("secret",), ("key", "token", "secret"),
+    ("密钥", "秘钥", "令牌"), _PASSWORD_WORDS, ("password", "passphrase"), _PASSWORD_WORDS,
+    ("密码", "密碼", "口令"), ("密码", "密碼", "口令"), ("://",),
+    ("mysql", "mariadb"), ("--pass",), ("sshpass",), ("redis-cli",), ("curl",), ("-pass",),
+    ("pgpassword", "rediscli_auth", "sshpass"),
+    (), (), (), ("@",), (), ("+",),
+)
+_compiled: dict[int, re.Pattern[str]] = {}
 
 # Words that fill a credential slot in config and docs without being a credential.
 _PLACEHOLDERS = {"true", "false", "null", "none", "nil", "required", "optional", "yes", "no",
@@ -162,16 +179,26 @@ _MAX_CARD_GROUPS = 5
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
 
-def _patterns() -> list[tuple[str, str, re.Pattern[str]]]:
-    if not _compiled:
-        _compiled.extend((kind, check, re.compile(source)) for kind, check, source in _SOURCES)
-    return _compiled
+def _patterns(text: str, kinds):
+    """The patterns that could match `text`, compiled on first use."""
+    lowered = text.lower()
+    for index, (kind, check, source) in enumerate(_SOURCES):
+        if kinds is not None and kind not in kinds:
+            continue
+        triggers = _TRIGGERS[index]
+        if triggers and not any(t in lowered for t in triggers):
+            continue
+        pattern = _compiled.get(index)
+        if pattern is None:
+            pattern = _compiled[index] = re.compile(source)
+        yield kind, check, pattern
 
 
-def find_sensitive(text: str) -> list[dict]:
-    """Secrets and personal data in text: [{"kind", "start", "end"}], in order, not overlapping."""
+def find_sensitive(text: str, kinds: tuple[str, ...] | None = None) -> list[dict]:
+    """Secrets and personal data in text: [{"kind", "start", "end"}], in order, not overlapping.
+    `kinds` limits the search to those kinds."""
     found: list[tuple[int, int, str]] = []
-    for kind, check, pattern in _patterns():
+    for kind, check, pattern in _patterns(text, kinds):
         group = "v" if "v" in pattern.groupindex else 0
         for match in pattern.finditer(text):
             if check == "card":
@@ -330,23 +357,9 @@ def describe(findings: list[dict]) -> str:
 
 SECRET_KINDS = ("api_key", "password")
 SECRET_MARKER = "[secret removed]"
-# Lower-cased text without any of these cannot match a credential pattern above: a cheap
-# screen, so the patterns are compiled (a few ms) only for text that might hold a secret.
-_SECRET_HINTS = ("-----begin", "sk-", "sk_live", "sk_test", "rk_live", "rk_test", "whsec_",
-                 "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", *_GITLAB_PREFIXES,
-                 "npm_", "hf_", "akia", "asia", "xox", "xapp-", "hooks.slack", "discord",
-                 "aiza", "ya29.", "eyj", "bearer", "authoriz", "key", "token", "secret", "://",
-                 "passw", "passphrase", "pwd", "pass:", "mysql", "mariadb", "sshpass",
-                 "redis-cli", "rediscli_auth", "curl",
-                 "密码", "密碼", "口令", "密钥", "秘钥", "令牌")
-
-
 def find_credentials(text: str) -> list[dict]:
     """The credentials (API keys, tokens, passwords) in text; cheap when there can be none."""
-    lowered = text.lower()
-    if not any(hint in lowered for hint in _SECRET_HINTS):
-        return []
-    return [f for f in find_sensitive(text) if f["kind"] in SECRET_KINDS]
+    return find_sensitive(text, SECRET_KINDS)
 
 
 def mask_secrets(text: str) -> str:
