@@ -12,8 +12,6 @@ import os
 import sqlite3
 import stat
 from contextlib import suppress
-from dataclasses import dataclass
-from pathlib import Path
 
 from ..errors import EkkoError, UsageError
 
@@ -51,18 +49,21 @@ def _damage(exc: BaseException) -> str:
     return next((words for words in DAMAGE_WORDS if words in text), "")
 
 
-@dataclass
 class _Db:
-    """One memory db as doctor goes through it, and what it has learnt so far."""
-    name: str
-    path: Path
-    repair: bool
-    store: object = None
-    damaged: str = ""         # what SQLite said is broken; repairs must not write to it
-    unusable: bool = False    # memory.db is not a file: nothing to open
-    read_only: bool = False   # a -wal or -shm is wrong: look without touching anything
-    newer: bool = False       # a newer ekko-mem's schema: not ours to judge
-    workspace: object = None  # the workspace store, for the user db's source check
+    """One memory db as doctor goes through it, and what it has learnt so far.
+
+    A plain class: this module is imported with every service (dataclasses and pathlib
+    would cost every `ekko-mem log` a few ms); pathlib is imported when doctor runs.
+    """
+
+    def __init__(self, name: str, path: Path, repair: bool) -> None:
+        self.name, self.path, self.repair = name, path, repair
+        self.store = None
+        self.damaged = ""          # what SQLite said is broken; repairs must not write to it
+        self.unusable = False      # memory.db is not a file: nothing to open
+        self.read_only = False     # a -wal or -shm is wrong: look without touching anything
+        self.newer = False         # a newer ekko-mem's schema: not ours to judge
+        self.workspace = None      # the workspace store, for the user db's source check
 
     def blocked(self) -> str:
         """Why repairs must not write to this db ('' when they may)."""
@@ -111,6 +112,7 @@ class DoctorService:
         return {"ok": not problems, "checks": checks, "repaired": repair}
 
     def _targets(self, checks, repair) -> list[_Db]:
+        from pathlib import Path
         out = []
         try:
             out.append(_Db("workspace", Path(self.db_path), repair))
@@ -184,7 +186,7 @@ class DoctorService:
         if not found and not indexed:
             return _check(db.name, "scan", True, f"the text is not in {db.path.name}, its -wal"
                           " and -shm files, or the full-text index")
-        where = ", ".join(Path(p).name for p in found) or "the full-text index"
+        where = ", ".join(os.path.basename(p) for p in found) or "the full-text index"
         held = (f"; {live} live records hold it: find them with 'ekko-mem query' and forget"
                 " them with --hard" if live else "; no live record holds it: run"
                 " 'ekko-mem doctor --repair' (rebuilds the index), then scan again")
