@@ -174,6 +174,10 @@ def test_invalid_utf8_on_stdin_is_refused(cli, ws, command):
 
 def test_a_one_megabyte_message(cli, ws):
     big = ("香菜少油少辣 cilantro " * 60_000)[:1_000_000]
+    refused = cli("log", "-", "--json", input=big)
+    assert refused.code == 4 and "over the limit of 100,000" in refused.err
+    assert cli("history", "--json").out == ""
+    (ws / ".ekko" / "config.toml").write_text("[limits]\nmessage = 2000000\n")
     result = cli("log", "-", "--json", input=big)
     assert result.code == 0, result
     stored = cli("history", "--json", "-n", "1").jsonl()[0]["content"]
