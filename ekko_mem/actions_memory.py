@@ -242,10 +242,7 @@ def do_export(*, scopes=None, session=None, output=None, workspace=None):
             for line in lines:
                 sys.stdout.write(line)
             return
-        import os
-        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.writelines(lines)
+        svc.save_export(output, lines)
 
 
 def do_import(source, *, yes=False, as_json=False, quiet=False, workspace=None):

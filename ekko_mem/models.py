@@ -243,7 +243,7 @@ class MemorySchemaRule(Model):
 class MemoryAuditEvent(Model):
     id: str
     eventType: Literal["create", "update", "supersede", "expire", "delete", "undo",
-                       "refresh", "purge"]
+                       "refresh", "purge", "import"]
     nodeId: Optional[str] = None
     sessionId: Optional[str] = None
     workspaceId: Optional[str] = None

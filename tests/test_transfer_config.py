@@ -39,7 +39,13 @@ def test_round_trip_is_lossless_and_idempotent(cli, ws, tmp_path):
     assert first.json()["imported"]["node"] == 5  # 4 remembered + 1 extracted
     again = cli("import", "-", "--json", input=exported.out, cwd=target, env=env).json()
     assert sum(again["imported"].values()) == 0 and again["skipped"] == len(lines) - 1
-    assert cli("export", cwd=target, env=env).out == exported.out
+    # The same records, plus one 'import' event per imported node.
+    again_lines = [json.loads(line) for line in cli("export", cwd=target, env=env).out
+                   .splitlines()]
+    imports = [r for r in again_lines if r["kind"] == "event"
+               and r["data"]["eventType"] == "import"]
+    assert len(imports) == 5 and all(r["data"]["reason"] == "imported" for r in imports)
+    assert [r for r in again_lines if r not in imports] == lines
     shown = cli("show", superseded, "--json", cwd=target, env=env).json()
     assert shown["node"]["status"] == "superseded" and len(shown["chain"]) == 2
     assert stat.S_IMODE((home / "memory.db").stat().st_mode) == 0o600

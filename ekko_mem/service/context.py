@@ -304,7 +304,7 @@ class ContextService:
             return {"id": item_id, "kind": "node", "exists": False,
                     "title": "(memory since forgotten)"}
         created = [e for e in self.audit(node_id=node["id"], limit=20)
-                   if e["eventType"] in ("create", "supersede")] if node["scope"] != "global" \
+                   if e["eventType"] in ("create", "supersede", "import")] if node["scope"] != "global" \
             else []
         sources = self.store.get_messages(node.get("sourceMessageIds", []))
         return {"id": node["id"], "kind": "node", "exists": True, "title": node["title"],

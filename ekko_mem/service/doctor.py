@@ -12,11 +12,15 @@ import os
 import sqlite3
 import stat
 from contextlib import suppress
+from typing import TYPE_CHECKING
 
 from ..errors import EkkoError, UsageError
 
 RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 'ekko-mem"
            " import' a recent 'ekko-mem export' file")
+if TYPE_CHECKING:
+    from pathlib import Path
+
 READ_ONLY = "the db is damaged and doctor only reads a damaged db"
 DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "corrupt")
 

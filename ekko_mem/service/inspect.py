@@ -51,16 +51,17 @@ class InspectService:
         kind, payload = event["eventType"], event.get("payload") or {}
         before, after = payload.get("before"), payload.get("after")
         if kind in ("undo", "purge") or (kind == "delete" and (after or {}).get("mode") ==
-                                         "hard") or (before is None and kind != "create"):
+                                         "hard") or (before is None and kind not in ("create", "import")):
             raise Rejected(f"{event['id']} ({kind}) cannot be undone",
-                           "only create, update, refresh, supersede, expire and soft delete can")
+                           "only create, import, update, refresh, supersede, expire and soft"
+                           " delete can")
         now = self.env.now_iso()
         changed: list[str] = []
         with store.db.atomic():
             current = store.get_node(event["nodeId"])
             if current is None:
                 raise NotFound(f"node {event['nodeId']} no longer exists", "nothing to undo")
-            if kind == "create":
+            if kind in ("create", "import"):
                 self._require_status(current, "active")
                 restored = {**current, "status": "deleted", "updatedAt": now}
             elif kind == "supersede":
