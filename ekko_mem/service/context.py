@@ -303,9 +303,9 @@ class ContextService:
         if not node:
             return {"id": item_id, "kind": "node", "exists": False,
                     "title": "(memory since forgotten)"}
+        made = ("create", "supersede", "import")
         created = [e for e in self.audit(node_id=node["id"], limit=20)
-                   if e["eventType"] in ("create", "supersede", "import")] if node["scope"] != "global" \
-            else []
+                   if e["eventType"] in made] if node["scope"] != "global" else []
         sources = self.store.get_messages(node.get("sourceMessageIds", []))
         return {"id": node["id"], "kind": "node", "exists": True, "title": node["title"],
                 "content": node["content"], "scope": node["scope"], "type": node["type"],

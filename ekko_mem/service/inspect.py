@@ -50,8 +50,9 @@ class InspectService:
         event, store = self._find_event(event_id)
         kind, payload = event["eventType"], event.get("payload") or {}
         before, after = payload.get("before"), payload.get("after")
-        if kind in ("undo", "purge") or (kind == "delete" and (after or {}).get("mode") ==
-                                         "hard") or (before is None and kind not in ("create", "import")):
+        hard = kind == "delete" and (after or {}).get("mode") == "hard"
+        if kind in ("undo", "purge") or hard or (before is None
+                                                 and kind not in ("create", "import")):
             raise Rejected(f"{event['id']} ({kind}) cannot be undone",
                            "only create, import, update, refresh, supersede, expire and soft"
                            " delete can")
