@@ -12,15 +12,11 @@ import os
 import sqlite3
 import stat
 from contextlib import suppress
-from typing import TYPE_CHECKING
 
 from ..errors import EkkoError, UsageError
 
 RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 'ekko-mem"
            " import' a recent 'ekko-mem export' file")
-if TYPE_CHECKING:
-    from pathlib import Path
-
 READ_ONLY = "the db is damaged and doctor only reads a damaged db"
 DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "corrupt")
 
@@ -60,7 +56,7 @@ class _Db:
     would cost every `ekko-mem log` a few ms); pathlib is imported when doctor runs.
     """
 
-    def __init__(self, name: str, path: Path, repair: bool) -> None:
+    def __init__(self, name: str, path: os.PathLike, repair: bool) -> None:
         self.name, self.path, self.repair = name, path, repair
         self.store = None
         self.damaged = ""          # what SQLite said is broken; repairs must not write to it
@@ -211,7 +207,7 @@ class DoctorService:
                 out.append(self._fix_side_file(db, side, suffix[1:] + " file", problem))
         return out or [_check(db.name, "files", True, "db, -wal and -shm are sound files")]
 
-    def _fix_side_file(self, db: _Db, side: Path, name: str, problem: str) -> dict:
+    def _fix_side_file(self, db: _Db, side: os.PathLike, name: str, problem: str) -> dict:
         """SQLite makes a new -wal or -shm when there is none, so the wrong one is moved
         aside, never deleted: a -wal may hold the only copy of recent writes."""
         if db.unusable:
@@ -370,11 +366,11 @@ def _usable_workspace(first: _Db):
     return None
 
 
-def _kind(path: Path) -> str:
+def _kind(path: os.PathLike) -> str:
     return "a directory" if path.is_dir() else "not a regular file"
 
 
-def _side_problem(side: Path, what: str) -> str:
+def _side_problem(side: os.PathLike, what: str) -> str:
     """Why `side` (memory.db-wal or -shm) is not what SQLite expects there, or ''."""
     from ..store.maintenance import wal_header_ok
     if not os.path.lexists(side):
@@ -386,7 +382,7 @@ def _side_problem(side: Path, what: str) -> str:
     return ""
 
 
-def _aside(path: Path) -> Path:
+def _aside(path: os.PathLike) -> os.PathLike:
     target, n = path.with_name(path.name + ".bad"), 1
     while os.path.lexists(target):
         target, n = path.with_name(f"{path.name}.bad{n}"), n + 1

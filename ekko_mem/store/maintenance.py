@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import json
 import sqlite3
-import struct
 
 from ..errors import StoreUnavailable
 from .connection import translate
@@ -27,7 +26,7 @@ def wal_header_ok(path) -> bool:
         return True
     if len(head) < 32:
         return False
-    magic, version = struct.unpack(">II", head[:8])
+    magic, version = int.from_bytes(head[:4], "big"), int.from_bytes(head[4:8], "big")
     return magic in _WAL_MAGIC and version == _WAL_FORMAT
 
 
