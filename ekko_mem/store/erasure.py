@@ -21,25 +21,26 @@ class ErasureStore:
     # -- summaries ---------------------------------------------------------------------------
     def summaries_covering(self, message_ids: list[str]) -> list[str]:
         """Summaries whose message range holds any of `message_ids` (asked before they go)."""
-        found: list[str] = []
-        for mid in message_ids:
-            found += [r[0] for r in self.db.all(
-                "select s.id from memory_summaries s, memory_messages m where m.id = ?"
-                " and s.session_id = m.session_id and m.created_at between"
-                " (select created_at from memory_messages where id = s.from_message_id)"
-                " and (select created_at from memory_messages where id = s.to_message_id)",
-                (mid,))]
-        return list(dict.fromkeys(found))
+        return self._ids_each(
+            "select s.id from memory_summaries s, memory_messages m where m.id = ?"
+            " and s.session_id = m.session_id and m.created_at between"
+            " (select created_at from memory_messages where id = s.from_message_id)"
+            " and (select created_at from memory_messages where id = s.to_message_id)",
+            [(mid,) for mid in message_ids])
 
     def summaries_containing(self, texts: list[str]) -> list[str]:
+        return self._ids_each(
+            "select id from memory_summaries where instr(summary, ?1) or"
+            " instr(coalesce(current_goal, ''), ?1) or instr(constraints_json, ?2) or"
+            " instr(preferences_json, ?2) or instr(decisions_json, ?2) or"
+            " instr(completed_work_json, ?2) or instr(pending_work_json, ?2) or"
+            " instr(known_issues_json, ?2)", [(t, _json_body(t)) for t in texts])
+
+    def _ids_each(self, sql: str, params_each) -> list[str]:
+        """The ids `sql` returns for each set of parameters, once each, in order."""
         found: list[str] = []
-        for text in texts:
-            found += [r[0] for r in self.db.all(
-                "select id from memory_summaries where instr(summary, ?1) or"
-                " instr(coalesce(current_goal, ''), ?1) or instr(constraints_json, ?2) or"
-                " instr(preferences_json, ?2) or instr(decisions_json, ?2) or"
-                " instr(completed_work_json, ?2) or instr(pending_work_json, ?2) or"
-                " instr(known_issues_json, ?2)", (text, _json_body(text)))]
+        for params in params_each:
+            found += [r[0] for r in self.db.all(sql, params)]
         return list(dict.fromkeys(found))
 
     def drop_summaries(self, ids: list[str]) -> list[str]:

@@ -28,23 +28,6 @@ class SummaryStore:
                            (session_id, limit))
         return [codec.summary_from_row(r) for r in rows]
 
-    def mark_summaries_stale(self, message_ids: list[str]) -> list[str]:
-        """Flag summaries whose message range covers any of `message_ids`."""
-        stale: list[str] = []
-        for mid in message_ids:
-            rows = self.db.all(
-                "select s.id from memory_summaries s, memory_messages m where m.id = ?"
-                " and s.session_id = m.session_id and m.created_at between"
-                " (select created_at from memory_messages where id = s.from_message_id)"
-                " and (select created_at from memory_messages where id = s.to_message_id)",
-                (mid,))
-            stale.extend(r[0] for r in rows)
-        stale = list(dict.fromkeys(stale))
-        for sid in stale:
-            self.db.execute("update memory_summaries set needs_regeneration = 1 where id = ?",
-                            (sid,))
-        return stale
-
     # -- context runs (explain) --------------------------------------------------------------
     def record_context_run(self, run: dict) -> None:
         self.db.execute("insert into memory_context_runs (id, session_id, query_text, budget,"
