@@ -82,8 +82,8 @@ def unless_revealed(result, reveal: bool):
     """What a view prints: credentials masked unless the person asked to see them."""
     if reveal:
         return result
-    from .policy.sensitive import mask_record
-    return mask_record(result)
+    from .policy.sensitive import mask_json
+    return mask_json(result)
 
 
 def do_history(*, session=None, limit=20, sessions=False, reveal=False, as_json=False,

@@ -184,8 +184,8 @@ def build_server(tools: MemoryTools):
     def guarded(work: Callable[[], dict]) -> dict:
         # Every failure is a tool-error result with a plain message; the server keeps running.
         try:
-            from .policy.sensitive import mask_record
-            return mask_record(work())  # results go to a model: never a credential
+            from .policy.sensitive import mask_json
+            return mask_json(work())  # results go to a model: never a credential
         except EkkoError as exc:
             raise tool_error(exc.line().removeprefix("ekko-mem: ")) from None
         except ValidationError as exc:

@@ -151,3 +151,19 @@ def test_every_view_masks_unless_revealed(cli, ws):
             # The audit table shows no text at all; every other view shows the marker.
             assert "[secret removed]" in out.out or argv + extra == ["audit"], (name, extra)
         assert KEY in cli(*argv, "--reveal", "--json").out, name
+
+
+def test_metadata_values_are_masked_too(cli, ws):
+    out = cli("log", "--meta", f"token={KEY}", "--meta", "job=deploy", "--meta",
+              "password=hunter2x9", "deploy ran")
+    assert out.code == 0 and "replaced by [secret removed]" in out.err
+    stored = cli("history", "--json", "--reveal").jsonl()[0]
+    assert stored["metadata"] == {"token": "[secret removed]", "job": "deploy",
+                                  "password": "[secret removed]"}
+    assert stored["content"] == "deploy ran"
+
+
+def test_views_judge_json_values_with_their_keys(cli, ws):
+    assert cli("log", "--yes", "--meta", "password=hunter2x9", "ran").code == 0
+    assert "hunter2x9" not in cli("history", "--json").out
+    assert "hunter2x9" in cli("history", "--json", "--reveal").out

@@ -376,6 +376,20 @@ def mask_secrets(text: str) -> str:
     return "".join(parts)
 
 
+def mask_json(value):
+    """A JSON value with credentials masked, judged with its keys: {"password": "x"} is
+    masked as a whole text, as it would be written."""
+    import json
+    text = json.dumps(value, ensure_ascii=False)
+    masked = mask_secrets(text)
+    if masked == text:
+        return value
+    try:
+        return json.loads(masked)
+    except ValueError:  # a span crossed the JSON syntax: mask value by value instead
+        return mask_record(value)
+
+
 def mask_record(value):
     """A result (dicts, lists, strings) with credentials masked in every string."""
     if isinstance(value, str):

@@ -65,8 +65,10 @@ class MessageService:
         policy = self.config.get("sensitive.policy")
         if policy == "allow" or (confirm and policy != "refuse"):
             return
-        from ..policy.sensitive import describe, find_credentials, mask_secrets
-        found = find_credentials(msg["content"])
+        from ..canonical import canonical_json
+        from ..policy.sensitive import describe, find_credentials, mask_json, mask_secrets
+        meta = msg.get("metadata")
+        found = find_credentials(msg["content"] + ("\n" + canonical_json(meta) if meta else ""))
         if not found:
             return
         what = describe(found)
@@ -74,6 +76,8 @@ class MessageService:
             raise Rejected(f"{where}the message contains {what}; sensitive.policy is 'refuse'",
                            "remove it and log again; nothing was written")
         msg["content"] = mask_secrets(msg["content"])
+        if meta:
+            msg["metadata"] = mask_json(meta)
         self.notes.append(f"{where}{what} in the message was replaced by [secret removed]"
                           " (pass --yes to keep it as written)")
 

@@ -207,8 +207,8 @@ class SummaryService:
         return {"draft": draft}
 
     def _append_summary(self, sid, messages, draft) -> dict:
-        from ..policy.sensitive import mask_record
-        draft = mask_record(draft)  # a summary is made to be read by models: no credentials
+        from ..policy.sensitive import mask_json
+        draft = mask_json(draft)  # a summary is made to be read by models: no credentials
         store = self.store
         with store.db.atomic():
             previous = store.get_latest_summary(sid)
