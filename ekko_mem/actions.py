@@ -90,7 +90,7 @@ def do_history(*, session=None, limit=20, sessions=False, reveal=False, as_json=
                no_color=False, workspace=None):
     if sessions:
         with service(workspace) as svc:
-            found = svc.sessions(limit)
+            found = unless_revealed(svc.sessions(limit), reveal)
         if as_json:
             return machine.emit_jsonl(found)
         return human.table("sessions", ["session", "messages", "first", "last"],

@@ -9,7 +9,7 @@ from .errors import (EkkoError, NeedsConfirmation, NotFound, Rejected, StoreUnav
 from .render import human, machine
 from .render.nodes import node_rows, print_show
 
-_BY_CODE = {2: UsageError, 3: NeedsConfirmation, 4: Rejected, 5: NotFound,
+_BY_CODE = {1: EkkoError, 2: UsageError, 3: NeedsConfirmation, 4: Rejected, 5: NotFound,
             6: StoreUnavailable}
 
 
@@ -117,6 +117,9 @@ def _query_messages(text, *, session, since, limit, as_json, no_color, workspace
 
 def do_forget(node_id, *, selector, hard=False, purge_sources=False, yes=False, reason="",
               messages=(), verify=False, as_json=False, quiet=False, workspace=None):
+    if messages and (node_id or purge_sources or any(selector.values())):
+        raise UsageError("--message erases logged messages; it takes no memory id or selector",
+                         "run it as its own command")
     with service(workspace) as svc:
         if messages:
             result = svc.forget_messages(list(messages), mode="hard" if hard else "soft",
@@ -125,6 +128,7 @@ def do_forget(node_id, *, selector, hard=False, purge_sources=False, yes=False, 
             result = svc.forget({"id": node_id, **selector}, mode="hard" if hard else "soft",
                                 reason=reason, confirm=yes, purge_sources=purge_sources,
                                 verify=verify)
+    result = unless_revealed(result, False)  # candidate titles are printed
     if as_json:
         machine.emit_json(result)
     elif result.get("candidates"):
@@ -147,6 +151,9 @@ def _forget_lines(result: dict) -> list[str]:
     if check and check["clean"]:
         out.append(f"verified: none of {check['textsChecked']} erased texts is left in"
                    f" {', '.join(check['filesChecked'])} or the full-text index")
+    elif check and check["clean"] is None:
+        out.append("not verified: no erased text was long enough to scan for (16 bytes);"
+                   " 'ekko-mem doctor --scan TEXT' checks any text")
     return out
 
 

@@ -49,8 +49,8 @@ def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = Fals
         raise StoreUnavailable(
             f"{path} belongs to {_name(info.st_uid)}, not to you ({_name(me)}); memory owned"
             " by another user is not read, written or configured from",
-            f"if it is yours, run 'chown -R {_name(me)} {path}'; otherwise remove it or"
-            " pass --workspace")
+            f"if it is yours, run 'chown -R {_name(me)} {path}'; otherwise remove it, or"
+            " work elsewhere (--workspace, EKKO_HOME)")
     if modes and info.st_mode & _LOOSE:
         who = " and ".join(name for bit, name in ((stat.S_IWGRP, "its group"),
                                                    (stat.S_IWOTH, "other users"))
@@ -58,6 +58,12 @@ def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = Fals
         fix = "chmod 700" if stat.S_ISDIR(info.st_mode) else "chmod 600"
         raise StoreUnavailable(f"{path} can be written by {who}",
                                f"run '{fix} {path}' if its contents are yours")
+
+
+def db_files(path: str) -> list[str]:
+    """A db's folder, the db and the side files SQLite reads back into it: a -wal planted by
+    someone else is replayed into the db when it is opened."""
+    return [os.path.dirname(path), path, path + "-wal", path + "-shm", path + "-journal"]
 
 
 def check_all(paths, environ, *, modes: bool = True) -> None:

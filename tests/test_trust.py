@@ -185,3 +185,20 @@ def test_foreign_user_home_is_refused(cli, ws, tmp_path):
     result = cli("query", "香菜")
     assert result.code == 6
     assert "belongs to nobody" in result.err
+
+
+def test_a_planted_wal_file_is_refused_before_sqlite_replays_it(cli, ws):
+    assert cli("log", "mine").code == 0
+    wal = ws / ".ekko" / "memory.db-wal"
+    wal.write_bytes(b"")
+    wal.chmod(0o666)
+    result = cli("history")
+    assert result.code == 6 and f"{wal} can be written by" in result.err
+    wal.chmod(0o600)
+    if AS_ROOT:
+        os.chown(wal, NOBODY, NOBODY)
+        result = cli("log", "more")
+        assert result.code == 6 and "belongs to nobody" in result.err
+        assert "owner" in cli("doctor").out
+        os.chown(wal, 0, 0)
+    assert cli("history").code == 0

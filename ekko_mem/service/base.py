@@ -5,6 +5,7 @@ import os
 
 from ..env import DB_NAME, DIR_NAME, Env
 from ..errors import StoreUnavailable
+from ..trust import db_files
 
 
 class ServiceBase:
@@ -70,7 +71,7 @@ class ServiceBase:
             if not os.path.exists(path):
                 raise StoreUnavailable(f"{self.root} has no memory db ({path} is missing)",
                                        f"run 'ekko-mem init {self.root}'")
-            self._trusted(os.path.dirname(path), path)
+            self._trusted(*db_files(path))
             self._store = self._open_db(path)
         return self._store
 
@@ -85,7 +86,7 @@ class ServiceBase:
             path = self.env.user_db()
             if not os.path.exists(path) and not create:
                 return None
-            self._trusted(os.path.dirname(path), path)
+            self._trusted(*db_files(path))
             try:
                 self._user_store = self._open_db(path, create=True)
             except OSError as exc:

@@ -11,6 +11,7 @@ import os
 from ..errors import EkkoError, StoreUnavailable
 from ..ids import new_id
 from ..policy import conflict, topics
+from ..trust import db_files
 
 LOCK_TIMEOUT_S = 0.5  # a context waits at most this long for a locked db
 HIGH_CONFIDENCE = 0.7
@@ -86,7 +87,7 @@ class ContextService:
                     raise StoreUnavailable(f"{name} memory db {path} is missing",
                                            "run 'ekko-mem init'")
                 # Refused as the writers refuse it: no reads, no run records.
-                self._trusted(os.path.dirname(path), path)
+                self._trusted(*db_files(path))
                 store = self._open_for_context(path)
                 if store.read_only_reason:
                     if strict:
@@ -321,29 +322,16 @@ def _as_candidate(node: dict):
     return Candidate("node", node["id"], node["title"], node["updatedAt"], node)
 
 
-_MASKED = {"message": ("content",), "node": ("title", "content"),
-           "summary": ("summary", "currentGoal")}
-
-
 def _mask_for_model(gathered: dict) -> None:
-    """Credentials never leave through a context: every stored text it may print (and the
-    records its JSON carries) has them replaced by a marker, whatever path stored them."""
-    from ..policy.sensitive import mask_secrets
-
-    def masked(record: dict | None, kind: str) -> dict | None:
-        if record is None:
-            return None
-        changed = {f: mask_secrets(record[f]) for f in _MASKED[kind]
-                   if isinstance(record.get(f), str)}
-        lists = {f: [mask_secrets(x) for x in record[f]] for f in ("pendingWork",)
-                 if kind == "summary" and record.get(f)}
-        return {**record, **changed, **lists}
-
-    gathered["recent"] = [masked(m, "message") for m in gathered["recent"]]
-    gathered["summary"] = masked(gathered["summary"], "summary")
-    gathered["nodes"] = [masked(n, "node") for n in gathered["nodes"]]
+    """Credentials never leave through a context: every record it may print or carry in its
+    JSON (text, tags, values, session names, summary lists) is masked as a whole, whatever
+    path stored it."""
+    from ..policy.sensitive import mask_json, mask_secrets
+    gathered["recent"] = [mask_json(m) for m in gathered["recent"]]
+    gathered["summary"] = mask_json(gathered["summary"])
+    gathered["nodes"] = [mask_json(n) for n in gathered["nodes"]]
     for cand in gathered["ranked"]:
-        cand.record = masked(cand.record, cand.kind)
+        cand.record = mask_json(cand.record)
         cand.text = mask_secrets(cand.text)
 
 

@@ -168,10 +168,10 @@ class DoctorService:
     def _check_owner(self, db: _Db) -> dict:
         """A db or config another user owns (or a link) is neither opened nor repaired; loose
         modes on the person's own files are the permissions check's to report and fix."""
-        from ..trust import check_all
+        from ..trust import check_all, db_files
         folder = db.path.parent
         try:
-            check_all([os.fspath(folder), os.fspath(db.path), os.fspath(folder / "config.toml")],
+            check_all([*db_files(os.fspath(db.path)), os.fspath(folder / "config.toml")],
                       self.env.environ, modes=False)
         except EkkoError as exc:
             db.unusable = True

@@ -11,8 +11,12 @@ from __future__ import annotations
 import os
 
 from ..errors import StoreUnavailable
+from ..trust import db_files
 
-MIN_TEXT = 4  # shorter texts are too common to scrub from other records by substring
+# Copies are found by id first (versions, summary ranges, context runs' used ids, audit
+# records of the node). Text is matched only when it is distinctive: a shorter text ("note",
+# 香菜) is in too many unrelated records to erase them for it.
+MIN_BYTES = 16
 
 
 def new_report() -> dict:
@@ -26,7 +30,11 @@ def node_texts(node: dict) -> list[str]:
     texts = [node.get("title") or "", node.get("content") or ""]
     if node.get("valueJson") is not None:
         texts.append(canonical_json(node["valueJson"]))
-    return [t for t in dict.fromkeys(texts) if len(t) >= MIN_TEXT]
+    return distinctive(texts)
+
+
+def distinctive(texts) -> list[str]:
+    return [t for t in dict.fromkeys(texts) if len(t.encode("utf-8")) >= MIN_BYTES]
 
 
 class ErasureService:
@@ -97,8 +105,8 @@ class ErasureService:
         """Remove messages and everything derived from them: summaries over them, nodes
         taken from them, context runs and audit copies (the caller holds the txn)."""
         contents = [m["content"] for m in store.get_messages(message_ids)]
-        report["_texts"] += contents
-        words = texts + [c for c in contents if len(c) >= MIN_TEXT]
+        report["_texts"] += distinctive(contents)
+        words = distinctive(texts + contents)
         covering = store.summaries_covering(message_ids)
         store.forget_extraction_of(message_ids)
         removed = store.delete_messages(message_ids)
@@ -201,7 +209,7 @@ class ErasureService:
         path = os.path.join(root, DIR_NAME, DB_NAME)
         if not os.path.exists(path):
             raise StoreUnavailable("its memory db is gone", "")
-        self._trusted(os.path.dirname(path), path)
+        self._trusted(*db_files(path))
         return self._open_db(path)
 
     def _checkpoint(self, store, report) -> None:
@@ -221,7 +229,8 @@ class ErasureService:
             files.update(scan_files(store.path, texts))
             live += store.live_copies(texts)
             indexed += store.index_leftovers(texts)
-        return {"clean": not files and not indexed, "textsChecked": len(texts),
+        clean = (not files and not indexed) if texts else None  # None: nothing to look for
+        return {"clean": clean, "textsChecked": len(texts),
                 "filesChecked": [p + s for p in (st.path for st in stores)
                                  for s in ("", "-wal", "-shm") if os.path.isfile(p + s)],
                 "filesWithText": sorted(files), "liveCopies": live, "indexLeftovers": indexed}

@@ -127,7 +127,7 @@ class ForgetService(ErasureService):
         """With --verify, prove it: a scan that finds the text again fails the command."""
         if verify:
             outcome["verify"] = self.verify_erasure(outcome)
-            if not outcome["verify"]["clean"] and not outcome.get("code"):
+            if outcome["verify"]["clean"] is False and not outcome.get("code"):
                 check = outcome["verify"]
                 where = ", ".join(check["filesWithText"]) or "the full-text index"
                 outcome.update(code=1, reason=f"erased, but the text is still in {where}"

@@ -5,6 +5,7 @@ import os
 
 from ..env import DB_NAME, DIR_NAME
 from ..errors import StoreUnavailable
+from ..trust import db_files
 
 CONFIG_TEMPLATE = """\
 # ekko-mem workspace configuration. Every setting is optional; the values shown are defaults.
@@ -66,7 +67,7 @@ class WorkspaceService:
                                    "run 'ekko-mem init' inside a project folder")
         db = folder / DB_NAME
         # Never adopt (and chmod) a folder someone else made, nor follow a link out of it.
-        self._trusted(str(folder), str(db), str(folder / "config.toml"))
+        self._trusted(*db_files(str(db)), str(folder / "config.toml"))
         created_db = not db.exists()
         from ..store import open_store
         try:
@@ -103,7 +104,7 @@ class WorkspaceService:
         path = self.db_path
         if not os.path.exists(path):
             raise StoreUnavailable(f"{self.root} has no memory db", "run 'ekko-mem init' first")
-        self._trusted(os.path.dirname(path), path)
+        self._trusted(*db_files(path))
         store = open_store(path, migrate=False)
         try:
             before = migration_status(store)

@@ -70,7 +70,7 @@ class ErasureStore:
 
     # -- context runs ------------------------------------------------------------------------
     def drop_context_runs(self, ids: list[str], texts: list[str]) -> int:
-        """Runs that used an erased record, or whose question holds (or is held in) the text."""
+        """Runs that used an erased record, or whose question holds the erased text."""
         removed = 0
         for item in ids:
             removed += self.db.execute(
@@ -78,15 +78,14 @@ class ErasureStore:
                 (f'"{item}"',)).rowcount
         for text in texts:
             removed += self.db.execute(
-                "delete from memory_context_runs where query_text is not null and"
-                " (instr(query_text, ?1) or (length(query_text) >= 6 and instr(?1, query_text)))",
-                (text,)).rowcount
+                "delete from memory_context_runs where instr(query_text, ?)", (text,)).rowcount
         return removed
 
     # -- audit -------------------------------------------------------------------------------
     def scrub_event_copies(self, ids: list[str], texts: list[str]) -> int:
         """Other events' copies: a successor's `before`, an undo's record. Records with an
-        erased id become {"id", "erased"}; strings holding erased text become "[erased]"."""
+        erased id become {"id", "erased"}; a live record's snapshot is its own text and stays;
+        other strings holding erased text (notes, reasons) become "[erased]"."""
         needles = [f'"{i}"' for i in ids] + [_json_body(t) for t in texts]
         hits: dict[str, tuple] = {}
         for needle in needles:
@@ -195,6 +194,8 @@ def _scrub(value, erased_ids: set[str], texts: list[str]):
     if isinstance(value, dict):
         if value.get("id") in erased_ids:
             return {"id": value["id"], "erased": True}
+        if value.get("id"):  # a snapshot of a live record: its own words, not a copy
+            return value
         return {k: _scrub(v, erased_ids, texts) for k, v in value.items()}
     if isinstance(value, list):
         return [_scrub(v, erased_ids, texts) for v in value]
@@ -232,7 +233,8 @@ class ErasureChecks:
                 " instr(content, ?1) or instr(coalesce(value_json, ''), ?2))"
                 " + (select count(*) from memory_messages where instr(content, ?1))"
                 " + (select count(*) from memory_summaries where instr(summary, ?1))"
-                " + (select count(*) from memory_audit_events where instr(payload_json, ?2))"
+                " + (select count(*) from memory_audit_events where instr(payload_json, ?2)"
+                " or instr(reason, ?1))"
                 " + (select count(*) from memory_context_runs where instr(query_text, ?1))",
                 (text, body))[0]
         return total

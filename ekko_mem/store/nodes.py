@@ -263,9 +263,10 @@ class NodeStore:
         return [codec.event_from_row(r) for r in rows]
 
     def scrub_events(self, node_id: str) -> None:
-        """Drop the before/after copies an erased node left in its audit trail."""
-        self.db.execute("update memory_audit_events set payload_json = null where node_id = ?",
-                        (node_id,))
+        """Drop the before/after copies an erased node left in its audit trail, and the
+        reasons, which a person may have written its words into."""
+        self.db.execute("update memory_audit_events set payload_json = null,"
+                        " reason = event_type where node_id = ?", (node_id,))
 
     def detach_successors(self, node_id: str) -> None:
         self.db.execute("update memory_nodes set supersedes_id = null where supersedes_id = ?",
