@@ -113,12 +113,16 @@ def test_purging_a_user_memory_from_another_workspace_reaches_the_first(cli, ws,
     finally:
         ws_ekko.chmod(0o700)
     assert stuck.code == 6, stuck
-    assert str(ws) in stuck.err and "run the same command there" in stuck.err
+    assert str(ws) in stuck.err
+    assert f"run 'ekko-mem forget {mem} --hard --purge-sources --yes' there" in stuck.err
+    pending = cli("doctor", cwd=other)
+    assert pending.code == 1 and "FAIL  user      pending purges" in pending.out
     assert files_holding(ws_ekko) == ["memory.db"]
     done = cli("forget", mem, "--hard", "--purge-sources", "--yes", cwd=other)
     assert done.code == 0, done
     assert files_holding(ws_ekko) == []
     assert files_holding(tmp_path / "home") == []
+    assert "FAIL  user      pending purges" not in cli("doctor", cwd=other).out
 
 
 def test_a_reader_keeping_old_pages_alive_is_reported_not_hidden(cli, ws):
@@ -164,3 +168,35 @@ def test_purge_killed_at_random_points_is_finished_by_a_rerun(cli, ws, tmp_path)
         rerun = cli(*command[1:])
         assert rerun.code == 0, rerun
         assert files_holding(ws / ".ekko") == [], rerun
+
+
+def test_verify_fails_when_the_text_is_still_there(cli, ws):
+    text = f"the staging vault hint is {SECRET}"
+    first = node_id(cli("remember", "--scope", "workspace", "--type", "fact", "--json",
+                        "--title", text, "--content", text))
+    cli("remember", "--scope", "session", "--type", "fact", "--title", "again",
+        "--content", f"note: {text}")
+    result = cli("forget", first, "--hard", "--yes", "--verify")
+    assert result.code == 1, result
+    assert "the text is still in" in result.err and "live records say the same" in result.err
+
+
+def test_a_purge_stopped_between_the_dbs_is_finished_by_a_rerun(cli, ws, tmp_path):
+    msg = cli("log", f"remember my locker code {SECRET}").out.strip()
+    assert cli("remember", "--scope", "user", "--yes", "--source", msg, "--title",
+               f"locker code {SECRET}").code == 0
+    user_db = sqlite3.connect(tmp_path / "home" / "memory.db", isolation_level=None)
+    user_db.execute("begin immediate")  # another process writing the user db
+    try:
+        stopped = cli("forget", "--message", msg, "--hard", "--yes")
+    finally:
+        user_db.execute("rollback")
+        user_db.close()
+    assert stopped.code == 6 and "locked" in stopped.err
+    assert files_holding(ws / ".ekko") == []  # the workspace part is done
+    assert files_holding(tmp_path / "home") == ["memory.db"]
+    assert "FAIL  workspace pending purges" in cli("doctor").out
+    again = cli("forget", "--message", msg, "--hard", "--yes")
+    assert again.code == 0, again
+    assert files_holding(tmp_path / "home") == []
+    assert cli("doctor").code == 0

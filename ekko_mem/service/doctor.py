@@ -138,6 +138,7 @@ class DoctorService:
                            ("tables", self._check_tables), ("full-text index", self._check_fts),
                            ("expiry", self._check_expired),
                            ("supersede chains", self._check_chains),
+                           ("pending purges", self._check_pending),
                            ("summary ranges", self._check_summaries),
                            ("source messages", self._check_sources)]:
             out += self._guard(db, name, step)
@@ -177,6 +178,21 @@ class DoctorService:
             db.unusable = True
             return _check(db.name, "owner", False, f"{exc.message}; {exc.hint}")
         return _check(db.name, "owner", True, "yours, not a symbolic link")
+
+    def _check_pending(self, db: _Db) -> dict:
+        """Purges a hard delete could not finish (another workspace, a lock, a kill)."""
+        from .erasure import SWEEP
+        pending = db.store.pending_purges()
+        if not pending:
+            return _check(db.name, "pending purges", True, "no erasure is waiting to finish")
+        nodes = [n for n in pending if n != SWEEP]
+        what = (f"run 'ekko-mem forget {nodes[0]} --hard --purge-sources --yes' in the workspace"
+                " that logged its sources" if nodes else
+                "run 'ekko-mem forget --message ID --hard --yes' again for a purged message")
+        count = sum(len(ids) for ids in pending.values())
+        return _check(db.name, "pending purges", False,
+                      f"{count} purged or source messages still wait for an erasure to finish;"
+                      f" {what}")
 
     def _check_scan(self, db: _Db, text: str) -> dict:
         from ..store.scan import scan_files

@@ -17,6 +17,8 @@ from ..trust import db_files
 # records of the node). Text is matched only when it is distinctive: a shorter text ("note",
 # 香菜) is in too many unrelated records to erase them for it.
 MIN_BYTES = 16
+# The pending-purge row that stands for "memories citing this purged message, in other dbs".
+SWEEP = "*citing"
 
 
 def new_report() -> dict:
@@ -111,6 +113,9 @@ class ErasureService:
         store.forget_extraction_of(message_ids)
         removed = store.delete_messages(message_ids)
         report["purgedMessageIds"] += message_ids
+        # Memories in the user db taken from these messages go next, in its own transaction;
+        # recorded here first, so that a rerun can finish if that one never happens.
+        store.add_pending_purge(SWEEP, message_ids, self.env.now_iso())
         self._erase_nodes(store, store.nodes_citing(message_ids), reason, actor, False, report)
         report["summariesDropped"] += store.drop_summaries(
             covering + store.summaries_containing(words))
@@ -134,18 +139,28 @@ class ErasureService:
         return report
 
     def _erase_citing(self, report, reason, actor) -> None:
-        """User memories taken from purged workspace messages hold their text too."""
-        purged = report["purgedMessageIds"]
+        """Memories taken from purged messages hold their text too: in this workspace they go
+        with the messages, in the user db here. Earlier runs' unfinished sweeps are done too,
+        so a rerun finishes a run that stopped between the two dbs."""
+        purged = set(report["purgedMessageIds"])
+        try:
+            workspace = self.store
+        except StoreUnavailable:
+            workspace = None
+        if workspace is not None:
+            purged |= set(workspace.pending_purges([SWEEP]).get(SWEEP, []))
         if not purged:
             return
         for _, store in self._stores():
-            citing = store.nodes_citing(purged)
+            citing = store.nodes_citing(sorted(purged))
             if not citing:
                 continue
             with store.db.atomic():
                 self._erase_nodes(store, citing, reason, actor, False, report)
                 store.optimize_fts()
             self._checkpoint(store, report)
+        if workspace is not None:
+            workspace.clear_pending_purges(sorted(purged), node_id=SWEEP)
 
     # -- the other db ----------------------------------------------------------------------
     def _finish_pending(self, stores_and_ids, reason, actor, report) -> None:
@@ -157,8 +172,11 @@ class ErasureService:
             if not wanted:
                 continue
             left = self._purge_where_found(wanted, reason, actor, report)
-            store.clear_pending_purges(sorted(set(wanted) - set(left)))
-            report["pending"] += [{"messageId": m, "reason": why} for m, why in left.items()]
+            for node_id, ids in pending.items():
+                store.clear_pending_purges(sorted(set(ids) - set(left)), node_id=node_id)
+            owner = {m: node for node, ids in pending.items() for m in ids}
+            report["pending"] += [{"messageId": m, "nodeId": owner[m], "reason": why}
+                                  for m, why in left.items()]
 
     def _purge_where_found(self, wanted, reason, actor, report) -> dict[str, str]:
         """{message id: why it is still somewhere} after purging what could be reached."""

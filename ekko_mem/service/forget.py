@@ -118,6 +118,7 @@ class ForgetService(ErasureService):
         report = new_report()
         if purge_sources:
             self._finish_pending([(store, [node_id]) for store in mine], reason, actor, report)
+        self._erase_citing(report, reason, actor)
         for store in mine:
             self._checkpoint(store, report)
         return _outcome({**report, "alreadyErased": [node_id]},
@@ -169,8 +170,9 @@ def _outcome(report: dict, reason: str) -> dict:
     if report["pending"]:
         first = report["pending"][0]
         out.update(code=6, reason=f"erased here, but source message {first['messageId']} is"
-                   f" {first['reason']}", hint="run the same command there (or again once"
-                   " it can be opened) to finish")
+                   f" {first['reason']}", hint=f"run 'ekko-mem forget {first['nodeId']} --hard"
+                   " --purge-sources --yes' there (or here again once it can be opened)"
+                   " to finish")
     elif report["notCheckpointed"]:
         out.update(code=6, reason=f"erased from the tables, but another process reading"
                    f" {report['notCheckpointed'][0]} keeps the old pages in its -wal file",

@@ -59,14 +59,17 @@ class ErasureStore:
 
     # -- nodes -------------------------------------------------------------------------------
     def nodes_citing(self, message_ids: list[str]) -> list[dict]:
-        """Nodes taken from any of these messages (a scan: erasure is rare, the table small)."""
-        if not message_ids:
-            return []
-        rows = self.db.all(
-            f"select {codec.NODE_COLUMNS} from memory_nodes n where exists (select 1 from"
-            f" json_each(n.source_message_ids_json) j where j.value in"
-            f" ({','.join('?' * len(message_ids))}))", message_ids)
-        return [codec.node_from_row(r) for r in rows]
+        """Nodes taken from any of these messages (a scan: erasure is rare)."""
+        found: dict[str, dict] = {}
+        for start in range(0, len(message_ids), 500):
+            chunk = message_ids[start:start + 500]
+            for row in self.db.all(
+                    f"select {codec.NODE_COLUMNS} from memory_nodes n where exists (select 1"
+                    f" from json_each(n.source_message_ids_json) j where j.value in"
+                    f" ({','.join('?' * len(chunk))}))", chunk):
+                node = codec.node_from_row(row)
+                found[node["id"]] = node
+        return list(found.values())
 
     # -- context runs ------------------------------------------------------------------------
     def drop_context_runs(self, ids: list[str], texts: list[str]) -> int:
@@ -148,10 +151,14 @@ class ErasureStore:
             out.setdefault(node_id, []).append(mid)
         return out
 
-    def clear_pending_purges(self, message_ids: list[str]) -> None:
-        if message_ids:
-            self.db.execute(f"delete from memory_pending_purges where message_id in"
-                            f" ({','.join('?' * len(message_ids))})", message_ids)
+    def clear_pending_purges(self, message_ids: list[str], node_id: str | None = None) -> None:
+        """Forget pending rows of these messages (only `node_id`'s when given)."""
+        for start in range(0, len(message_ids), 500):
+            chunk = message_ids[start:start + 500]
+            where = "" if node_id is None else " and node_id = ?"
+            self.db.execute("delete from memory_pending_purges where message_id in"
+                            f" ({','.join('?' * len(chunk))}){where}",
+                            [*chunk, *([] if node_id is None else [node_id])])
 
     def note_workspace(self, workspace_id: str, root: str, now: str) -> None:
         self.db.execute("insert or replace into memory_workspaces values (?, ?, ?)",

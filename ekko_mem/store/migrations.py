@@ -185,9 +185,10 @@ def m007_create_erasure_bookkeeping(db) -> None:
     live in a workspace db), kept as ids until a rerun finishes them; and the workspaces whose
     messages user memories cite, so that rerun knows where to look."""
     db.execute("""create table memory_pending_purges (
-        message_id text primary key,
+        message_id text not null,
         node_id text not null,
-        created_at text not null)""")
+        created_at text not null,
+        primary key (message_id, node_id))""")
     db.execute("create index idx_memory_pending_purges_node on memory_pending_purges (node_id)")
     db.execute("""create table memory_workspaces (
         workspace_id text primary key,
