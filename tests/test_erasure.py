@@ -200,3 +200,12 @@ def test_a_purge_stopped_between_the_dbs_is_finished_by_a_rerun(cli, ws, tmp_pat
     assert again.code == 0, again
     assert files_holding(tmp_path / "home") == []
     assert cli("doctor").code == 0
+
+
+def test_a_refused_user_write_records_nothing(cli, ws, tmp_path):
+    msg = cli("log", "plain words").out.strip()
+    other = node_id(cli("remember", "--scope", "workspace", "--json", "a workspace fact"))
+    refused = cli("remember", "--scope", "user", "--yes", "--source", msg, "--supersedes",
+                  other, "--title", "moved to user scope")
+    assert refused.code == 4, refused
+    assert not (tmp_path / "home" / "memory.db").exists()

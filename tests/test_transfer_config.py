@@ -34,10 +34,11 @@ def test_round_trip_is_lossless_and_idempotent(cli, ws, tmp_path):
     home = tmp_path / "other-home"
     env = {"EKKO_HOME": str(home)}
     assert cli("init", cwd=target, env=env).code == 0
-    first = cli("import", "-", "--json", input=exported.out, cwd=target, env=env)
+    first = cli("import", "-", "--json", "--yes", input=exported.out, cwd=target, env=env)
     assert first.code == 0, first
     assert first.json()["imported"]["node"] == 5  # 4 remembered + 1 extracted
-    again = cli("import", "-", "--json", input=exported.out, cwd=target, env=env).json()
+    again = cli("import", "-", "--json", "--yes", input=exported.out, cwd=target,
+                env=env).json()
     assert sum(again["imported"].values()) == 0 and again["skipped"] == len(lines) - 1
     # The same records, plus one 'import' event per imported node.
     again_lines = [json.loads(line) for line in cli("export", cwd=target, env=env).out

@@ -216,9 +216,6 @@ class DraftMixin:
             if missing:
                 raise Rejected(f"source message {sorted(missing)[0]} does not exist",
                                "log the message first, or drop --source")
-            if node["scope"] == "user":  # where a later purge of these sources must look
-                self.user_store(create=True).note_workspace(self.store.store_id(), self.root,
-                                                            self.env.now_iso())
 
     def _normalise_time(self, text) -> str:
         from ..policy.timeexpr import parse_when

@@ -207,6 +207,10 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
     def _audit(self, store, kind, node, actor, reason, *, before=None, after=None,
                notes=None) -> str:
         event_id = new_id("event")
+        if node.get("scope") == "user" and node.get("sourceMessageIds"):
+            # Where a later purge of its sources must look; written with the node, so a
+            # refused write leaves no trace of it.
+            store.note_workspace(self.store.store_id(), self.root, self.env.now_iso())
         payload = {"before": before, "after": after}
         if notes:
             payload["notes"] = notes

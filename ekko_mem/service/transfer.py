@@ -191,13 +191,16 @@ class TransferService:
             try:
                 if kind == "message":
                     self._import_size("message content", data["content"], "limits.message")
-                    question = self._import_message_secret(data)
+                    question = self._import_text_secret("message", data)
+                elif kind == "summary":
+                    self._import_size("summary", data["summary"], "limits.content")
+                    question = self._import_text_secret("summary", data)
                 elif kind == "node":
                     self._import_fields(data)
                     self._import_refs(data, stores[target], in_file)
                     self._import_single(number, data, stores[target], singles)
                     question = self._import_node_secret(data)
-                    if data["scope"] == "user" and not data.get("explicit"):
+                    if data["scope"] == "user":  # the file's own "explicit" vouches nothing
                         unconfirmed.append(number)
                 else:
                     continue
@@ -211,8 +214,9 @@ class TransferService:
             return
         if unconfirmed:
             raise NeedsConfirmation(
-                f"{len(unconfirmed)} user-scope memories (first at line {unconfirmed[0]}) were"
-                " not stated explicitly by the user", "rerun with --yes if you trust the file")
+                f"{len(unconfirmed)} user-scope memories (first at line {unconfirmed[0]}) would"
+                " shape every workspace, and a file cannot show that you stated them",
+                "rerun with --yes if you trust the file")
         if secret:
             raise NeedsConfirmation(f"line {secret[0][0]}: {secret[0][1]}",
                                     "rerun with --yes to import sensitive data")
@@ -230,20 +234,22 @@ class TransferService:
             return exc.message
         return None
 
-    def _import_message_secret(self, message: dict) -> str | None:
-        """A credential in a message: `log` masks it unless confirmed; an import keeps the
-        file as it is, so it asks instead."""
+    def _import_text_secret(self, kind: str, record: dict) -> str | None:
+        """A credential in a message (its metadata too) or a summary: `log` masks it unless
+        confirmed; an import keeps the file as it is, so it asks instead."""
         policy = self.config.get("sensitive.policy")
         if policy == "allow":
             return None
+        from ..canonical import canonical_json
         from ..policy.sensitive import describe, find_credentials
-        found = find_credentials(message["content"])
+        found = find_credentials(canonical_json({k: v for k, v in record.items()
+                                                 if k not in ("id", "createdAt")}))
         if not found:
             return None
         if policy == "refuse":
-            raise Rejected(f"the message contains {describe(found)}; sensitive.policy is"
+            raise Rejected(f"the {kind} contains {describe(found)}; sensitive.policy is"
                            " 'refuse'", "remove it from the file")
-        return f"the message contains {describe(found)}"
+        return f"the {kind} contains {describe(found)}"
 
     def _import_fields(self, node: dict) -> None:
         """Scope, owner, sizes and the controlled schema; fixes the key's spelling in place."""
@@ -324,9 +330,4 @@ class TransferService:
                     elif kind == "event":
                         store.add_event(data)
                 counts[kind] += len(batch)
-        if any(d.get("sourceMessageIds") for _, k, d, target in fresh
-               if k == "node" and target == "user"):
-            # As for `remember`: where a later purge of those sources must look.
-            stores["user"].note_workspace(stores["workspace"].store_id(), self.root,
-                                          self.env.now_iso())
         return counts
