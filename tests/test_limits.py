@@ -39,3 +39,11 @@ def test_limits_are_settings(cli, ws):
     config.write_text("[limits]\nmessage = 0\n")
     out = cli("log", "x")
     assert out.code == 4 and "'limits.message' must be 1 or more, not 0" in out.err
+
+
+def test_tags_and_metadata_count_too(cli, ws):
+    out = cli("remember", "--title", "tagged", "--tag", "t" * 20_001)
+    assert out.code == 4 and "the tags, entities and value together is 20,0" in out.err
+    out = cli("log", "--meta", "blob=" + "x" * 100_000, "small text")
+    assert out.code == 4 and "the message's metadata is 100,0" in out.err
+    assert cli("history", "--json").out == ""

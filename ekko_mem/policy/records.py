@@ -35,6 +35,9 @@ def normalise_message(raw: dict, *, default_session: str, now: str,
     if max_chars is not None:
         from .limits import check_size
         check_size("the message", content, max_chars, "limits.message")
+        if isinstance(raw.get("metadata"), dict):
+            check_size("the message's metadata", json.dumps(raw["metadata"], ensure_ascii=False),
+                       max_chars, "limits.message")
     session = raw.get("sessionId") or default_session
     if not isinstance(session, str) or not session.strip():
         raise Rejected("sessionId must be a non-empty string", "pass --session NAME")

@@ -115,6 +115,10 @@ class DraftMixin:
         from ..policy.limits import check_size
         check_size("the title", title, self.config.get("limits.title"), "limits.title")
         check_size("the content", content, self.config.get("limits.content"), "limits.content")
+        extra = [*(draft.get("tags") or []), *(draft.get("entities") or []),
+                 json.dumps(draft.get("valueJson"), ensure_ascii=False)]
+        check_size("the tags, entities and value together", "".join(map(str, extra)),
+                   self.config.get("limits.content"), "limits.content")
         if not title:
             flat = " ".join(content.split())
             title = flat if len(flat) <= TITLE_MAX else flat[: TITLE_MAX - 1] + "…"
