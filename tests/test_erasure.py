@@ -152,6 +152,9 @@ def test_purge_killed_at_random_points_is_finished_by_a_rerun(cli, ws, tmp_path)
     shutil.copytree(ws / ".ekko", template)
     rng = random.Random(1303)
     command = [str(BIN), "forget", new, "--hard", "--purge-sources", "--yes"]
+    start = time.perf_counter()  # one whole run, so the kills land inside the work
+    assert cli(*command[1:]).code == 0
+    whole = time.perf_counter() - start
     killed = runs = 0
     while killed < 50:  # at least 50 purges interrupted somewhere, each finished by a rerun
         runs += 1
@@ -160,7 +163,7 @@ def test_purge_killed_at_random_points_is_finished_by_a_rerun(cli, ws, tmp_path)
         shutil.copytree(template, ws / ".ekko")
         proc = subprocess.Popen(command, cwd=ws, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.02, 0.3))
+        time.sleep(rng.uniform(0.3, 1.0) * whole)
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             killed += 1

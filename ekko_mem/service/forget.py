@@ -12,7 +12,9 @@ class ForgetService(ErasureService):
     def forget(self, selector: dict, *, mode: str = "soft", reason: str = "",
                confirm: bool = False, purge_sources: bool = False,
                actor: str = "user", verify: bool = False) -> dict:
-        """Returns {deletedIds, mode, requiresConfirmation?, reason?, candidates?}."""
+        """Returns {deletedIds, mode, reason, ...}: a hard delete adds purgedMessageIds,
+        summariesDropped, pending and notCheckpointed (and verify); a refusal adds
+        requiresConfirmation, hint, code and candidates."""
         try:
             actor = choose("actor", actor, ACTORS)
             if mode not in ("soft", "hard"):
