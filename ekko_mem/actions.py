@@ -233,8 +233,5 @@ def do_doctor(*, repair=False, scan=None, as_json=False, quiet=False, workspace=
                      f" {c['db']:9} {c['check']:17} {c['detail']}".rstrip()
                      for c in report["checks"]])
     if not report["ok"]:
-        fixable = {"permissions", "full-text index", "expiry", "schema", "wal file",
-                   "shm file"}
-        failed = {c["check"] for c in report["checks"] if not c["ok"] and not c["fixed"]}
         raise EkkoError("doctor found problems", "run 'ekko-mem doctor --repair'"
-                        if not repair and failed & fixable else "see the FAIL lines above")
+                        if report["repairable"] else "see the FAIL lines above")

@@ -75,7 +75,7 @@ def test_json_shapes_of_every_command(cli, hermetic):
     imported = cli("import", "-", "--json", input="\n".join(map(json.dumps, export))).json()
     assert keys(imported) == {"imported", "skipped"}
     doctor = cli("doctor", "--json").json()
-    assert keys(doctor) == {"ok", "checks", "repaired"}
+    assert keys(doctor) == {"ok", "checks", "repaired", "repairable"}
     assert keys(doctor["checks"][0]) == {"db", "check", "ok", "detail", "fixed"}
     config = cli("config", "--json").json()
     assert keys(config[0]) == {"key", "value", "source", "description"}

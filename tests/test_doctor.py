@@ -144,7 +144,7 @@ def _fails(cli, check, db="workspace", *args):
     assert line is not None, out
     report = cli("doctor", "--json", *args)
     assert report.code == 1 and "Traceback" not in report.err, report
-    assert report.json()["ok"] is False and set(report.json()) == {"ok", "checks", "repaired"}
+    assert report.json()["ok"] is False and set(report.json()) == {"ok", "checks", "repaired", "repairable"}
     return line, _checks(report)
 
 

@@ -18,6 +18,8 @@ from ..errors import EkkoError, UsageError
 RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 'ekko-mem"
            " import' a recent 'ekko-mem export' file")
 READ_ONLY = "the db is damaged and doctor only reads a damaged db"
+# The checks whose faults --repair can fix.
+REPAIRABLE = {"permissions", "full-text index", "expiry", "schema", "wal file", "shm file"}
 DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "corrupt")
 
 
@@ -109,7 +111,8 @@ class DoctorService:
             for db in dbs:
                 db.close()
         problems = [c for c in checks if not c["ok"] and not c["fixed"]]
-        return {"ok": not problems, "checks": checks, "repaired": repair}
+        return {"ok": not problems, "checks": checks, "repaired": repair,
+                "repairable": not repair and any(c["check"] in REPAIRABLE for c in problems)}
 
     def _targets(self, checks, repair) -> list[_Db]:
         from pathlib import Path

@@ -42,9 +42,7 @@ class ForgetService(ErasureService):
             deleted = self._soft_delete(found, reason, actor)
             return {"deletedIds": deleted, "mode": mode, "reason": reason or "forgotten"}
         except (Rejected, NeedsConfirmation, NotFound) as exc:
-            return {"deletedIds": [], "mode": mode, "requiresConfirmation":
-                    isinstance(exc, NeedsConfirmation), "reason": exc.message,
-                    "hint": exc.hint, "code": int(exc.code), **exc.data}
+            return _refused(exc, mode)
 
     def _forget_candidates(self, selector: dict, mode: str) -> list[tuple[dict, object]]:
         statuses = ALL_STATUSES if mode == "hard" else ["active", "expired"]
@@ -161,9 +159,14 @@ class ForgetService(ErasureService):
             return self._settle(_outcome(report, reason or "purge"),
                                 verify)
         except (Rejected, NeedsConfirmation, NotFound) as exc:
-            return {"deletedIds": [], "mode": mode, "requiresConfirmation":
-                    isinstance(exc, NeedsConfirmation), "reason": exc.message,
-                    "hint": exc.hint, "code": int(exc.code)}
+            return _refused(exc, mode)
+
+
+def _refused(exc, mode: str) -> dict:
+    """A refusal as an answer (the design's memory_forget never raises for these)."""
+    return {"deletedIds": [], "mode": mode, "requiresConfirmation":
+            isinstance(exc, NeedsConfirmation), "reason": exc.message, "hint": exc.hint,
+            "code": int(exc.code), **exc.data}
 
 
 def _outcome(report: dict, reason: str) -> dict:
