@@ -376,26 +376,40 @@ def mask_secrets(text: str) -> str:
     return "".join(parts)
 
 
-def mask_json(value):
-    """A JSON value with credentials masked, judged with its keys: {"password": "x"} is
-    masked as a whole text, as it would be written."""
-    import json
-    text = json.dumps(value, ensure_ascii=False)
-    masked = mask_secrets(text)
-    if masked == text:
-        return value
-    try:
-        return json.loads(masked)
-    except ValueError:  # a span crossed the JSON syntax: mask value by value instead
-        return mask_record(value)
+# A JSON field named like a credential: its value is judged as "name=value", as written.
+_CREDENTIAL_FIELDS = ("pass", "pwd", "token", "secret", "api_key", "apikey", "api-key",
+                      "access_key", "private_key", "auth", "密码", "口令", "密钥", "令牌")
 
 
-def mask_record(value):
-    """A result (dicts, lists, strings) with credentials masked in every string."""
+def _probe(key, value: str) -> str:
+    named = isinstance(key, str) and any(word in key.lower() for word in _CREDENTIAL_FIELDS)
+    return f"{key}={value}" if named else value
+
+
+def credentials_in_json(value, key=None) -> list[dict]:
+    """The credentials in a JSON value's strings, each judged with its field name; the
+    names of ordinary fields ("key", "sessionId") never trigger a pattern by themselves."""
     if isinstance(value, str):
+        return find_credentials(_probe(key, value))
+    if isinstance(value, dict):
+        return [f for k, v in value.items() for f in credentials_in_json(v, k)]
+    if isinstance(value, list):
+        return [f for v in value for f in credentials_in_json(v, key)]
+    return []
+
+
+def mask_json(value, key=None):
+    """A JSON value (a record, a result) with every credential masked, each string judged
+    with its field name: {"password": "hunter2"} loses the value as "password=hunter2"
+    would."""
+    if isinstance(value, str):
+        probe = _probe(key, value)
+        if probe is not value and find_credentials(probe):
+            masked = mask_secrets(value)
+            return masked if masked != value else SECRET_MARKER
         return mask_secrets(value)
     if isinstance(value, dict):
-        return {k: mask_record(v) for k, v in value.items()}
+        return {k: mask_json(v, k) for k, v in value.items()}
     if isinstance(value, list):
-        return [mask_record(v) for v in value]
+        return [mask_json(v, key) for v in value]
     return value

@@ -65,10 +65,10 @@ class MessageService:
         policy = self.config.get("sensitive.policy")
         if policy == "allow" or (confirm and policy != "refuse"):
             return
-        from ..canonical import canonical_json
-        from ..policy.sensitive import describe, find_credentials, mask_json, mask_secrets
+        from ..policy.sensitive import (credentials_in_json, describe, find_credentials,
+                                        mask_json, mask_secrets)
         meta = msg.get("metadata")
-        found = find_credentials(msg["content"] + ("\n" + canonical_json(meta) if meta else ""))
+        found = find_credentials(msg["content"]) + credentials_in_json(meta)
         if not found:
             return
         what = describe(found)

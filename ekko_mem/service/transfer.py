@@ -240,10 +240,9 @@ class TransferService:
         policy = self.config.get("sensitive.policy")
         if policy == "allow":
             return None
-        from ..canonical import canonical_json
-        from ..policy.sensitive import describe, find_credentials
-        found = find_credentials(canonical_json({k: v for k, v in record.items()
-                                                 if k not in ("id", "createdAt")}))
+        from ..policy.sensitive import credentials_in_json, describe
+        found = credentials_in_json({k: v for k, v in record.items()
+                                     if k not in ("id", "createdAt")})
         if not found:
             return None
         if policy == "refuse":
