@@ -156,9 +156,6 @@ class SqliteMemoryStore(DesignStoreApi, SearchStore, RecallStore, NodeStore, Sum
         """Fold the WAL into the db and truncate it, so deleted text leaves the WAL file too."""
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
-    def integrity_check(self) -> list[str]:
-        return [r[0] for r in self.db.all("PRAGMA integrity_check")]
-
     def find_commit_message(self, session_id: str, sha: str) -> str | None:
         """The message that logged commit `sha`, if any (hooks record each commit once)."""
         row = self.db.one("select id from memory_messages where session_id = ? and"
