@@ -2,7 +2,7 @@
 
 Messages go through `ekko-mem log --jsonl` in chunks (its throughput is measured). Nodes are
 normalised by `MemoryService.prepare_node` (the real validation, schema and owner binding) and
-written by `SqliteMemoryStore.insert_node` (row + FTS in step) with a create audit event, one
+written by `NodeStore.insert_node` (row + FTS in step) with a create audit event, one
 transaction per batch: `propose_update` commits once per call, too slow for a million nodes. A
 sample of real `propose_update` calls is timed separately at each size.
 """
@@ -109,7 +109,7 @@ def write_nodes(gen: Generator, root: Path, env: dict) -> dict:
                     node.update(status="expired", expiresAt=past)
                 elif status == "superseded":
                     node["status"] = "superseded"
-                store.insert_node(node)
+                store.nodes.insert_node(node)
                 svc._audit(store, "create", node, "import", "bench import", after=node)
     took = time.perf_counter() - started
     store.checkpoint()

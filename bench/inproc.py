@@ -23,7 +23,6 @@ def timed(fn, inputs: list, repeat: int, warmup: int = 3) -> dict:
 def measure_latency(stats: dict, env: dict, repeat: int) -> dict:
     from ekko_mem import MemoryService
     from ekko_mem.env import Env
-    from ekko_mem.store.fts import match_all
     root = Path(stats["root"])
     svc = MemoryService(workspace=root, env=Env(env, cwd=root))
     store = svc.store
@@ -34,7 +33,7 @@ def measure_latency(stats: dict, env: dict, repeat: int) -> dict:
     out = {
         "exact key (retrieve)": timed(lambda v: svc.retrieve(
             {"key": "avoid_ingredient", "valueJson": v, "limit": 20}), INGREDIENTS, repeat),
-        "exact key (store)": timed(lambda v: store.find_nodes(
+        "exact key (store)": timed(lambda v: store.nodes.find_nodes(
             {**active, "key": "avoid_ingredient", "valueJson": v}, limit=20),
             INGREDIENTS, repeat),
         "category leaf+project (retrieve)": timed(lambda p: svc.retrieve(
@@ -44,9 +43,6 @@ def measure_latency(stats: dict, env: dict, repeat: int) -> dict:
             {"categoryPathPrefix": p, "limit": 20}),
             ["生活技能/做饭", "工程/backend", "work/meetings", "学习/英语"], repeat),
     }
-    for kind, words in terms.items():
-        out[f"fts {kind} (store)"] = timed(lambda w: store.search_nodes(
-            match_all(w), active, limit=20), words, repeat)
     for kind in ("zh_mid", "en_mid", "zh_common"):
         out[f"fts {kind} (retrieve)"] = timed(lambda w: svc.retrieve(
             {"queryText": w, "limit": 20}), terms[kind], repeat)
@@ -56,7 +52,7 @@ def measure_latency(stats: dict, env: dict, repeat: int) -> dict:
                                  texts, repeat)
     out["context build (no input)"] = timed(lambda t: svc.build_context(
         None, session=session, record=False), [None], repeat)
-    out["history (store)"] = timed(lambda s: store.list_recent_messages(s, 20), [session],
+    out["history (store)"] = timed(lambda s: store.messages.list_recent_messages(s, 20), [session],
                                    repeat)
     plans = query_plans(svc, root, session, terms)
     svc.close()

@@ -259,7 +259,7 @@ while True:
         op = rng.choice(["remember", "remember-key", "supersede", "forget", "hard", "batch",
                          "text"])
         tag = f"c{seed}-{n}"
-        active = svc.store.find_nodes({"statuses": ["active"]}, limit=50)
+        active = svc.store.nodes.find_nodes({"statuses": ["active"]}, limit=50)
         free = [x for x in active if x.get("key") is None]
         if op == "remember":
             svc.remember(fields={"type": "fact", "title": f"fact {tag} 香菜",

@@ -47,7 +47,7 @@ def _known(column: str):
             from .service import MemoryService
             with MemoryService() as svc:
                 values = sorted({v for _, store in svc._stores()
-                                 for v in store.known_values(column)})
+                                 for v in store.nodes.known_values(column)})
         except Exception:  # completion must never fail loudly
             return []
         return [v for v in values if v.startswith(incomplete)]

@@ -13,7 +13,6 @@ import re
 import pytest
 
 from ekko_mem.store import open_store
-from ekko_mem.store.fts import match_all, match_terms
 
 NOW = "2026-03-01T12:00:00.000Z"
 # Table names and the aliases store/ gives them in its queries.
@@ -39,12 +38,12 @@ def store(tmp_path_factory):
     path = tmp_path_factory.mktemp("plans") / ".ekko" / "memory.db"
     st = open_store(path, create=True)
     with st.db.atomic():
-        st.append_messages([{"id": f"msg_plan{i:014d}", "sessionId": f"s{i % 3}",
+        st.messages.append_messages([{"id": f"msg_plan{i:014d}", "sessionId": f"s{i % 3}",
                              "role": "user", "content": f"消息 message {i} 香菜",
                              "createdAt": f"2026-01-01T00:00:{i:02d}.000Z"} for i in range(40)])
         for i in range(40):
-            st.insert_node(_node(i))
-        st.append_summary({"id": "sum_plan1", "sessionId": "s1", "fromMessageId":
+            st.nodes.insert_node(_node(i))
+        st.summaries.append_summary({"id": "sum_plan1", "sessionId": "s1", "fromMessageId":
                            "msg_plan00000000000001", "toMessageId": "msg_plan00000000000004",
                            "summary": "摘要 summary", "createdAt": NOW})
     yield st
@@ -79,52 +78,49 @@ def _full_scans(steps: list[str]) -> list[str]:
 
 ACTIVE = {"statuses": ["active"], "now": NOW}
 PATHS = {
-    "get node by id": lambda s: s.get_node("mem_plan00000000000003"),
-    "exact key and value": lambda s: s.find_nodes(
+    "get node by id": lambda s: s.nodes.get_node("mem_plan00000000000003"),
+    "exact key and value": lambda s: s.nodes.find_nodes(
         {**ACTIVE, "key": "avoid_ingredient", "valueJson": "香菜"}),
-    "exact key, value, scope, type, domain": lambda s: s.find_nodes(
+    "exact key, value, scope, type, domain": lambda s: s.nodes.find_nodes(
         {**ACTIVE, "scopes": ["workspace"], "types": ["preference"], "domain": "生活技能",
          "key": "avoid_ingredient", "valueJson": "香菜"}),
-    "exact key across statuses (query)": lambda s: s.find_nodes(
+    "exact key across statuses (query)": lambda s: s.nodes.find_nodes(
         {**ACTIVE, "statuses": ["active", "superseded", "expired"],
          "key": "avoid_ingredient", "valueJson": "香菜"}),
-    "category prefix": lambda s: s.find_nodes({**ACTIVE, "categoryPrefix": ["生活技能", "做饭"]}),
-    "session nodes": lambda s: s.find_nodes(
+    "category prefix": lambda s: s.nodes.find_nodes({**ACTIVE, "categoryPrefix": ["生活技能", "做饭"]}),
+    "session nodes": lambda s: s.nodes.find_nodes(
         {**ACTIVE, "scopes": ["session"], "sessionId": "s1"}),
-    "successors": lambda s: s.successors("mem_plan00000000000003"),
-    "due for expiry": lambda s: s.due_for_expiry(NOW),
-    "node FTS search": lambda s: s.search_nodes(match_all("香菜"), ACTIVE),
-    "node FTS search, any term": lambda s: s.search_nodes(match_terms(["不吃", "香菜", "cilantro"]),
-                                                          ACTIVE),
-    "message by id": lambda s: s.get_message("msg_plan00000000000005"),
-    "messages by ids": lambda s: s.get_messages(["msg_plan00000000000005",
+    "successors": lambda s: s.nodes.successors("mem_plan00000000000003"),
+    "due for expiry": lambda s: s.nodes.due_for_expiry(NOW),
+    "message by id": lambda s: s.messages.get_message("msg_plan00000000000005"),
+    "messages by ids": lambda s: s.messages.get_messages(["msg_plan00000000000005",
                                                  "msg_plan00000000000006"]),
-    "message ids exist": lambda s: s.message_ids_exist(["msg_plan00000000000005"]),
-    "recent messages of a session": lambda s: s.list_recent_messages("s1", 8),
-    "session messages from the start": lambda s: s.list_messages_after("s1", None, 50),
-    "session messages after a watermark": lambda s: s.list_messages_after(
+    "message ids exist": lambda s: s.messages.message_ids_exist(["msg_plan00000000000005"]),
+    "recent messages of a session": lambda s: s.messages.list_recent_messages("s1", 8),
+    "session messages from the start": lambda s: s.messages.list_messages_after("s1", None, 50),
+    "session messages after a watermark": lambda s: s.messages.list_messages_after(
         "s1", "msg_plan00000000000004", 50),
-    "latest summary": lambda s: s.get_latest_summary("s1"),
-    "node audit trail": lambda s: s.list_events(node_id="mem_plan00000000000003"),
+    "latest summary": lambda s: s.summaries.get_latest_summary("s1"),
+    "node audit trail": lambda s: s.nodes.list_events(node_id="mem_plan00000000000003"),
     "id prefix": lambda s: s.ids_with_prefix("memory_nodes", "mem_plan0000"),
     # ranked recall (service/recall.py)
-    "recall: term counts": lambda s: s.term_counts("memory_messages_fts", ["香菜", "messag"]),
-    "recall: row estimate": lambda s: s.row_estimate("memory_messages"),
-    "recall: message hits, rare terms": lambda s: s.message_hits(
+    "recall: term counts": lambda s: s.recall.term_counts("memory_messages_fts", ["香菜", "messag"]),
+    "recall: row estimate": lambda s: s.recall.row_estimate("memory_messages"),
+    "recall: message hits, rare terms": lambda s: s.recall.message_hits(
         ["香菜", "messag"], {"香菜": 40, "messag": 40}),
-    "recall: message hits, common terms only": lambda s: s.message_hits(
+    "recall: message hits, common terms only": lambda s: s.recall.message_hits(
         ["香菜"], {"香菜": 10**6}),
-    "recall: message hits in a session since": lambda s: s.message_hits(
+    "recall: message hits in a session since": lambda s: s.recall.message_hits(
         ["香菜"], {"香菜": 40}, session="s1", since="2026-01-01T00:00:10.000Z"),
-    "recall: common message hits in a session": lambda s: s.message_hits(
+    "recall: common message hits in a session": lambda s: s.recall.message_hits(
         ["香菜"], {"香菜": 10**6}, session="s1"),
-    "recall: node hits": lambda s: s.node_hits(["香菜", "cilantro"], {"香菜": 40,
+    "recall: node hits": lambda s: s.recall.node_hits(["香菜", "cilantro"], {"香菜": 40,
                                                                       "cilantro": 40}, ACTIVE),
-    "recall: messages in a time window": lambda s: s.messages_between(
+    "recall: messages in a time window": lambda s: s.recall.messages_between(
         "2026-01-01T00:00:05.000Z", "2026-01-01T00:00:20.000Z"),
-    "recall: the other halves of pairs": lambda s: s.message_partners(
+    "recall: the other halves of pairs": lambda s: s.recall.message_partners(
         ["msg_plan00000000000004", "msg_plan00000000000007"]),
-    "recall: recent summaries": lambda s: s.recent_summaries(limit=10),
+    "recall: recent summaries": lambda s: s.recall.recent_summaries(limit=10),
 }
 
 

@@ -209,10 +209,10 @@ def test_an_older_db_is_reindexed_in_the_new_tokens(tmp_path):
     store.close()
     store = open_store(path)
     assert store.schema_version() >= 5
-    assert [m["id"] for m in store.message_hits(["movi"], {"movi": 1})] == ["msg_old1"]
-    assert [m["id"] for m in store.message_hits(["香"], {"香": 1})] == ["msg_old1"]
-    assert store.fts_index_ok() and not any(
-        v["missing"] or v["extra"] for v in store.fts_out_of_step().values())
+    assert [m["id"] for m in store.recall.message_hits(["movi"], {"movi": 1})] == ["msg_old1"]
+    assert [m["id"] for m in store.recall.message_hits(["香"], {"香": 1})] == ["msg_old1"]
+    assert store.health.fts_index_ok() and not any(
+        v["missing"] or v["extra"] for v in store.health.fts_out_of_step().values())
     store.close()
 
 

@@ -113,6 +113,6 @@ def test_supersede_racing_a_forget_does_not_undo_the_forget(ws):
         with _interleaved(first, lambda: forgotten.append(second.forget({"id": target}))):
             result = first.remember(fields={"title": "private plan B"}, supersedes=target)[0]
         assert forgotten[0]["deletedIds"] == [target]
-        status = first.store.get_node(target)["status"]
+        status = first.store.nodes.get_node(target)["status"]
     # The forget was acknowledged first: the supersede must be refused, the node stay deleted.
     assert (result["accepted"], status) == (False, "deleted")

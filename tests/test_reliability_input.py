@@ -48,7 +48,7 @@ def clean(result) -> None:
 @given(text=NASTY.filter(lambda t: t.strip()))
 def test_log_keeps_any_text_exactly(service, text):
     msg = service.log_message(text, session="fuzz")
-    assert service.store.get_message(msg["id"])["content"] == text
+    assert service.store.messages.get_message(msg["id"])["content"] == text
 
 
 @FAST
@@ -64,7 +64,7 @@ def test_remember_accepts_or_refuses_without_partial_writes(service, ws, title, 
         assert results[0]["code"] in (3, 4, 5) and results[0]["reason"]
         assert counts(ws) == before
     else:
-        node = service.store.get_node(results[0]["nodeId"])
+        node = service.store.nodes.get_node(results[0]["nodeId"])
         assert node["status"] == "active"
 
 
@@ -133,7 +133,7 @@ def test_ten_thousand_tags(service):
     tags = [f"tag{i}" for i in range(10_000)]
     result = service.remember(fields={"type": "fact", "title": "many tags", "tags": tags})[0]
     if result["accepted"]:
-        node = service.store.get_node(result["nodeId"])
+        node = service.store.nodes.get_node(result["nodeId"])
         assert node["tags"] == tags
         hits = service.retrieve({"queryText": "tag9999"})["relevant"]
         assert [n["id"] for n in hits] == [result["nodeId"]]

@@ -218,7 +218,7 @@ def test_fts_query_text_never_reaches_fts_as_syntax(service):
     for text in ['alpha" OR "x', "title:alpha", "NEAR(alpha beta)", "alpha*", "^alpha",
                  "') ; drop table memory_nodes; --"]:
         service.retrieve({"queryText": text})
-    assert service.store.count_nodes() == 1
+    assert service.store.nodes.count_nodes() == 1
 
 
 # -- symlinked .ekko ---------------------------------------------------------------------------

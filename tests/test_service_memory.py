@@ -199,7 +199,7 @@ def test_hard_delete_with_purge_sources_removes_messages(service, ws):
     out = service.forget({"sourceMessageId": mid}, mode="hard", confirm=True,
                          purge_sources=True, reason="erase")
     assert out["deletedIds"] == [nid]
-    assert service.store.get_message(mid) is None
+    assert service.store.messages.get_message(mid) is None
     service.close()
     assert b"blorptastic" not in _db_bytes(ws / ".ekko" / "memory.db")
 
@@ -211,7 +211,7 @@ def test_failure_between_two_writes_leaves_no_half_write(service, monkeypatch):
     def boom(node):
         raise RuntimeError("disk gone")
 
-    monkeypatch.setattr(store, "insert_node", boom)
+    monkeypatch.setattr(store.nodes, "insert_node", boom)
     with pytest.raises(RuntimeError):
         service.propose_update("create", flavor(valueJson={"spicy": "high"}, title="爱吃辣"),
                                reason="r", actor="user")

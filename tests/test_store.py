@@ -18,11 +18,11 @@ def _msg(i, session="s1", created="2026-01-01T00:00:00.000Z"):
 
 def test_append_then_list_recent_by_session_in_order(tmp_path):
     store = open_store(tmp_path / ".ekko" / "memory.db", create=True)
-    store.append_messages([_msg(i, "s1" if i % 2 else "s2") for i in range(10)])
-    recent = store.list_recent_messages("s1", 3)
+    store.messages.append_messages([_msg(i, "s1" if i % 2 else "s2") for i in range(10)])
+    recent = store.messages.list_recent_messages("s1", 3)
     assert [m["id"] for m in recent] == ["msg_0005", "msg_0007", "msg_0009"]
     assert all(m["sessionId"] == "s1" for m in recent)
-    assert store.list_messages_after("s2", "msg_0004")[0]["id"] == "msg_0006"
+    assert store.messages.list_messages_after("s2", "msg_0004")[0]["id"] == "msg_0006"
 
 
 def test_migrations_from_empty_file_then_second_open_applies_nothing(tmp_path):
@@ -84,7 +84,7 @@ def test_newer_schema_is_refused_and_nothing_written(tmp_path):
 def test_private_file_modes(tmp_path):
     path = tmp_path / "deep" / ".ekko" / "memory.db"
     store = open_store(path, create=True)
-    store.append_messages([_msg(1)])
+    store.messages.append_messages([_msg(1)])
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
     for suffix in ("", "-wal", "-shm"):
         f = path.with_name(path.name + suffix)
@@ -104,7 +104,7 @@ def test_every_connection_sets_the_pragmas(tmp_path):
 def test_transaction_failure_leaves_no_half_write(tmp_path):
     store = open_store(tmp_path / "memory.db", create=True)
     with pytest.raises(StoreUnavailable):
-        store.append_messages([_msg(1), _msg(1)])  # second insert violates the primary key
+        store.messages.append_messages([_msg(1), _msg(1)])  # second insert violates the primary key
     assert store.db.one("select count(*) from memory_messages")[0] == 0
 
 
@@ -119,28 +119,3 @@ def _node(i, **extra):
     return node
 
 
-def test_the_design_memory_store_interface(tmp_path):
-    from ekko_mem.store.interface import MemoryStore
-    store = open_store(tmp_path / "memory.db", create=True)
-    assert isinstance(store, MemoryStore)
-    store.append_message(_msg(1))
-    assert [m["id"] for m in store.list_recent_messages("s1", 5)] == ["msg_0001"]
-    summary = {"id": "sum_1", "sessionId": "s1", "fromMessageId": "msg_0001",
-               "toMessageId": "msg_0001", "summary": "一条", "createdAt": "2026-01-01T00:00:00Z"}
-    store.append_summary(summary)
-    assert store.get_latest_summary("s1")["id"] == "sum_1"
-    store.upsert_node(_node(1))
-    store.upsert_node(_node(1, importance=0.5))  # the same id again: an update
-    assert store.get_node("mem_0001")["importance"] == 0.5
-    assert [n["id"] for n in store.list_active_nodes(category_path=["生活技能", "做饭"])] == [
-        "mem_0001"]
-    assert [n["id"] for n in store.search_nodes_text("香菜")] == ["mem_0001"]
-    store.supersede_node("mem_0001", _node(2, valueJson="葱", title="不吃葱"))
-    assert store.get_node("mem_0001")["status"] == "superseded"
-    assert store.get_node("mem_0002")["supersedesId"] == "mem_0001"
-    assert [n["id"] for n in store.list_active_nodes(types=["preference"])] == ["mem_0002"]
-    store.delete_node("mem_0002", "soft", "test")
-    assert store.list_active_nodes() == []
-    store.delete_node("mem_0002", "hard", "test")
-    assert store.get_node("mem_0002") is None
-    assert store.search_nodes_text("不吃葱") == []

@@ -129,8 +129,8 @@ class ContextService:
         for name, store in stores:
             try:
                 if name == "workspace":
-                    out["recent"] = store.list_recent_messages(sid, recent_n)
-                    out["summary"] = store.get_latest_summary(sid)
+                    out["recent"] = store.messages.list_recent_messages(sid, recent_n)
+                    out["summary"] = store.summaries.get_latest_summary(sid)
                 out["nodes"] += self._fixed_nodes(name, store, sid, text, base, hints)
             except EkkoError as exc:
                 warnings.append(f"{name} db read failed: {exc.message}; used what was read")
@@ -147,22 +147,22 @@ class ContextService:
     def _fixed_nodes(self, name, store, sid, text, base, hints) -> list[dict]:
         nodes: list[dict] = []
         if name == "workspace":
-            nodes += store.find_nodes({**base, "types": ["task"]}, limit=20)
+            nodes += store.nodes.find_nodes({**base, "types": ["task"]}, limit=20)
             # Project rules always apply; decisions and facts when there is no input to
             # judge relevance by (with input, the ranked list brings the relevant ones).
-            nodes += store.find_nodes(
+            nodes += store.nodes.find_nodes(
                 {**base, "scopes": ["workspace"], "types": ["constraint"] if text
                  else ["constraint", "decision", "fact"]}, limit=30)
-            nodes += store.find_nodes({**base, "scopes": ["session"], "sessionId": sid},
+            nodes += store.nodes.find_nodes({**base, "scopes": ["session"], "sessionId": sid},
                                       limit=30)
         else:
-            nodes += store.find_nodes({**base, "types": ["constraint"]}, limit=20)
+            nodes += store.nodes.find_nodes({**base, "types": ["constraint"]}, limit=20)
             if not text:
-                nodes += [n for n in store.find_nodes({**base, "types": ["preference"]},
+                nodes += [n for n in store.nodes.find_nodes({**base, "types": ["preference"]},
                                                       limit=20) if n["importance"] >= 0.8]
         for prefix in hints:
             for kind in ("preference", "constraint"):
-                nodes += store.find_in_category(
+                nodes += store.nodes.find_in_category(
                     {**base, "types": [kind], "categoryPrefix": prefix}, limit=20)
         return nodes
 
@@ -253,7 +253,7 @@ class ContextService:
         text = mask_secrets(text)  # the question is kept for explain, its credentials not
         try:
             with store.db.atomic():
-                store.record_context_run({
+                store.summaries.record_context_run({
                     "id": context["contextId"], "sessionId": sid, "queryText": text or None,
                     "budget": budget, "usedTokens": context["diagnostics"]["usedTokens"],
                     "usedMemoryIds": context["usedMemoryIds"], "createdAt": self.env.now_iso(),
@@ -268,7 +268,7 @@ class ContextService:
             raise NotFound(f"{context_id!r} is not a context id", "context ids start with ctx_")
         if context_id is not None and len(context_id) < 22:
             context_id = self.resolve_id(context_id, kinds=("context",))
-        run = self.store.get_context_run(context_id)
+        run = self.store.summaries.get_context_run(context_id)
         if run is None:
             raise NotFound("no context run recorded" if context_id is None else
                            f"no context run {context_id}", "run 'ekko-mem context' first")
@@ -285,20 +285,20 @@ class ContextService:
         from ..ids import kind_of
         kind = kind_of(item_id)
         if kind == "message":
-            msg = self.store.get_message(item_id)
+            msg = self.store.messages.get_message(item_id)
             return {"id": item_id, "kind": "message", "exists": msg is not None,
                     "title": msg["content"][:80] if msg else "(message since removed)",
                     "sessionId": msg["sessionId"] if msg else None,
                     "createdAt": msg["createdAt"] if msg else None}
         if kind == "summary":
-            summary = self.store.get_summary(item_id)
+            summary = self.store.summaries.get_summary(item_id)
             return {"id": item_id, "kind": "summary", "exists": summary is not None,
                     "title": summary["summary"][:80] if summary else "(summary since removed)"}
         try:
             node = self.find_node(item_id)
         except EkkoError:
             try:
-                node = (self.global_store() or None) and self.global_store().get_node(item_id)
+                node = (self.global_store() or None) and self.global_store().nodes.get_node(item_id)
             except EkkoError:
                 node = None
         if not node:
@@ -307,7 +307,7 @@ class ContextService:
         made = ("create", "supersede", "import")
         created = [e for e in self.audit(node_id=node["id"], limit=20)
                    if e["eventType"] in made] if node["scope"] != "global" else []
-        sources = self.store.get_messages(node.get("sourceMessageIds", []))
+        sources = self.store.messages.get_messages(node.get("sourceMessageIds", []))
         return {"id": node["id"], "kind": "node", "exists": True, "title": node["title"],
                 "content": node["content"], "scope": node["scope"], "type": node["type"],
                 "status": node["status"], "actor": node.get("actor"),

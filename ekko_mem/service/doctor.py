@@ -185,7 +185,7 @@ class DoctorService:
     def _check_pending(self, db: _Db) -> dict:
         """Purges a hard delete could not finish (another workspace, a lock, a kill)."""
         from .erasure import SWEEP
-        pending = db.store.pending_purges()
+        pending = db.store.erasure.pending_purges()
         if not pending:
             return _check(db.name, "pending purges", True, "no erasure is waiting to finish")
         nodes = [n for n in pending if n != SWEEP]
@@ -200,8 +200,8 @@ class DoctorService:
     def _check_scan(self, db: _Db, text: str) -> dict:
         from ..store.scan import scan_files
         found = scan_files(os.fspath(db.path), [text])
-        indexed = db.store.index_leftovers([text])
-        live = db.store.live_copies([text])
+        indexed = db.store.erasure.index_leftovers([text])
+        live = db.store.erasure.live_copies([text])
         if not found and not indexed:
             return _check(db.name, "scan", True, f"the text is not in {db.path.name}, its -wal"
                           " and -shm files, or the full-text index")
@@ -270,7 +270,7 @@ class DoctorService:
         return []
 
     def _check_integrity(self, db: _Db) -> dict:
-        problems = db.store.integrity_problems()
+        problems = db.store.health.integrity_problems()
         if not problems:
             return _check(db.name, "integrity", True, "ok")
         db.damaged = "; ".join(problems[:3])
@@ -306,7 +306,7 @@ class DoctorService:
         from ..store import latest_version
         if db.store.schema_version() != latest_version():
             return []  # still to be migrated: the schema line says so
-        missing = db.store.missing_schema_objects()
+        missing = db.store.health.missing_schema_objects()
         if not missing:
             return [_check(db.name, "tables", True, "every table, index and trigger is there")]
         return [_check(db.name, "tables", False, db.todo(
@@ -315,10 +315,11 @@ class DoctorService:
 
     def _check_fts(self, db: _Db) -> dict:
         store = db.store
-        wrong = {t: c for t, c in store.fts_out_of_step().items() if c["missing"] or c["extra"]}
+        wrong = {t: c for t, c in store.health.fts_out_of_step().items()
+                 if c["missing"] or c["extra"]}
         # The FTS5 self-check is a write; a db opened read-only only gets the row counts.
         verified = not store.read_only_reason
-        if not wrong and (not verified or store.fts_index_ok()):
+        if not wrong and (not verified or store.health.fts_index_ok()):
             return _check(db.name, "full-text index", True, "in step with nodes and messages"
                           + ("" if verified else " (self-check skipped: read-only)"))
         detail = "; ".join(f"{t}: {c['missing']} missing, {c['extra']} left over"
@@ -328,12 +329,12 @@ class DoctorService:
     @staticmethod
     def _rebuild(store) -> str:
         with store.db.atomic():
-            store.rebuild_fts()
+            store.nodes.rebuild_fts()
         return "rebuilt"
 
     def _check_expired(self, db: _Db) -> dict:
         now = self.env.now_iso()
-        due = db.store.due_for_expiry(now)
+        due = db.store.nodes.due_for_expiry(now)
         if not due:
             return _check(db.name, "expiry", True, "no active node is past its expiresAt")
         return self._repairable(db, "expiry", f"{len(due)} active nodes past expiresAt",
@@ -345,7 +346,7 @@ class DoctorService:
 
     # -- references, reported for a person to judge --------------------------------------------
     def _check_chains(self, db: _Db) -> dict:
-        bad = {k: v for k, v in db.store.broken_chains().items() if v}
+        bad = {k: v for k, v in db.store.health.broken_chains().items() if v}
         if not bad:
             return _check(db.name, "supersede chains", True)
         found = "; ".join(f"{k.replace('_', ' ')}: {', '.join(v[:5])}" for k, v in bad.items())
@@ -356,7 +357,7 @@ class DoctorService:
     def _check_summaries(self, db: _Db) -> list[dict]:
         if db.name != "workspace":
             return []
-        stale = db.store.summaries_missing_messages()
+        stale = db.store.health.summaries_missing_messages()
         if not stale:
             return [_check(db.name, "summary ranges", True)]
         return [_check(db.name, "summary ranges", False, db.todo(
@@ -367,9 +368,9 @@ class DoctorService:
         workspace = db.store if db.name == "workspace" else db.workspace
         if workspace is None:
             return []  # no workspace log to look the sources up in
-        purged = workspace.purged_message_ids()
-        missing = db.store.missing_sources(
-            lambda ids: (set(ids) & purged) | workspace.message_ids_exist(ids))
+        purged = workspace.health.purged_message_ids()
+        missing = db.store.health.missing_sources(
+            lambda ids: (set(ids) & purged) | workspace.messages.message_ids_exist(ids))
         if not missing:
             return [_check(db.name, "source messages", True,
                            "every cited message is in the log or was purged on request")]

@@ -216,7 +216,7 @@ class DraftMixin:
             node["sessionId"] = self.session()
         ids = node["sourceMessageIds"]
         if ids:
-            missing = set(ids) - self.store.message_ids_exist(ids)
+            missing = set(ids) - self.store.messages.message_ids_exist(ids)
             if missing:
                 raise Rejected(f"source message {sorted(missing)[0]} does not exist",
                                "log the message first, or drop --source")

@@ -48,7 +48,7 @@ class ErasureService:
             with store.db.atomic():
                 self._erase_nodes(store, [n for n, o in found if o is store], reason, actor,
                                   purge_sources, report)
-                store.optimize_fts()
+                store.nodes.optimize_fts()
             self._checkpoint(store, report)
         if purge_sources:
             self._finish_pending([(s, [n["id"] for n, o in found if o is s]) for s in stores],
@@ -68,25 +68,26 @@ class ErasureService:
         report["deletedIds"] += ids
         report["_texts"] += texts
         for node in chain:
-            store.hard_delete_node(node["id"])
-            store.scrub_events(node["id"])
-            store.detach_successors(node["id"])
+            store.nodes.hard_delete_node(node["id"])
+            store.nodes.scrub_events(node["id"])
+            store.nodes.detach_successors(node["id"])
             self._audit(store, "delete", {"id": node["id"], "userId": node.get("userId"),
                                           "workspaceId": node.get("workspaceId")},
                         actor, reason or "hard delete", after={"mode": "hard"})
         if purge_sources:
             sources = sorted({m for n in chain for m in n.get("sourceMessageIds", [])})
-            here = sorted(store.message_ids_exist(sources))
+            here = sorted(store.messages.message_ids_exist(sources))
             if here:
                 self._purge_in(store, here, texts, reason, actor, report)
             for node in nodes:
                 elsewhere = sorted({m for n in self._chains(store, [node], erased=chain)
                                     for m in n.get("sourceMessageIds", [])} - set(here))
                 if elsewhere:
-                    store.add_pending_purge(node["id"], elsewhere, self.env.now_iso())
-        store.drop_context_runs(ids, texts)
-        report["summariesDropped"] += store.drop_summaries(store.summaries_containing(texts))
-        store.scrub_event_copies(ids, texts)
+                    store.erasure.add_pending_purge(node["id"], elsewhere, self.env.now_iso())
+        store.erasure.drop_context_runs(ids, texts)
+        report["summariesDropped"] += store.erasure.drop_summaries(
+            store.erasure.summaries_containing(texts))
+        store.erasure.scrub_event_copies(ids, texts)
 
     @staticmethod
     def _chains(store, nodes, erased=None) -> list[dict]:
@@ -100,27 +101,28 @@ class ErasureService:
                 prior = current.get("supersedesId")
                 if not prior:
                     break
-                current = known.get(prior) if known is not None else store.get_node(prior)
+                current = known.get(prior) if known is not None else store.nodes.get_node(prior)
         return list(out.values())
 
     def _purge_in(self, store, message_ids, texts, reason, actor, report) -> None:
         """Remove messages and everything derived from them: summaries over them, nodes
         taken from them, context runs and audit copies (the caller holds the txn)."""
-        contents = [m["content"] for m in store.get_messages(message_ids)]
+        contents = [m["content"] for m in store.messages.get_messages(message_ids)]
         report["_texts"] += distinctive(contents)
         words = distinctive(texts + contents)
-        covering = store.summaries_covering(message_ids)
-        store.forget_extraction_of(message_ids)
-        removed = store.delete_messages(message_ids)
+        covering = store.erasure.summaries_covering(message_ids)
+        store.erasure.forget_extraction_of(message_ids)
+        removed = store.messages.delete_messages(message_ids)
         report["purgedMessageIds"] += message_ids
         # Memories in the user db taken from these messages go next, in its own transaction;
         # recorded here first, so that a rerun can finish if that one never happens.
-        store.add_pending_purge(SWEEP, message_ids, self.env.now_iso())
-        self._erase_nodes(store, store.nodes_citing(message_ids), reason, actor, False, report)
-        report["summariesDropped"] += store.drop_summaries(
-            covering + store.summaries_containing(words))
-        store.drop_context_runs(message_ids, words)
-        store.scrub_event_copies(message_ids, words)
+        store.erasure.add_pending_purge(SWEEP, message_ids, self.env.now_iso())
+        self._erase_nodes(store, store.erasure.nodes_citing(message_ids), reason, actor, False,
+                          report)
+        report["summariesDropped"] += store.erasure.drop_summaries(
+            covering + store.erasure.summaries_containing(words))
+        store.erasure.drop_context_runs(message_ids, words)
+        store.erasure.scrub_event_copies(message_ids, words)
         self._audit(store, "purge", {"id": None}, actor, reason or "purge sources",
                     after={"messagesRemoved": removed, "messageIds": message_ids})
 
@@ -130,10 +132,10 @@ class ErasureService:
         store = self.store
         report = new_report()
         with store.db.atomic():
-            present = sorted(store.message_ids_exist(message_ids))
+            present = sorted(store.messages.message_ids_exist(message_ids))
             if present:
                 self._purge_in(store, present, [], reason, actor, report)
-                store.optimize_fts()
+                store.nodes.optimize_fts()
         self._checkpoint(store, report)
         self._erase_citing(report, reason, actor)
         return report
@@ -148,32 +150,32 @@ class ErasureService:
         except StoreUnavailable:
             workspace = None
         if workspace is not None:
-            purged |= set(workspace.pending_purges([SWEEP]).get(SWEEP, []))
+            purged |= set(workspace.erasure.pending_purges([SWEEP]).get(SWEEP, []))
         if not purged:
             return
         for _, store in self._stores():
-            citing = store.nodes_citing(sorted(purged))
+            citing = store.erasure.nodes_citing(sorted(purged))
             if not citing:
                 continue
             with store.db.atomic():
                 self._erase_nodes(store, citing, reason, actor, False, report)
-                store.optimize_fts()
+                store.nodes.optimize_fts()
             self._checkpoint(store, report)
         if workspace is not None:
-            workspace.clear_pending_purges(sorted(purged), node_id=SWEEP)
+            workspace.erasure.clear_pending_purges(sorted(purged), node_id=SWEEP)
 
     # -- the other db ----------------------------------------------------------------------
     def _finish_pending(self, stores_and_ids, reason, actor, report) -> None:
         """Purge recorded source messages wherever they are: this workspace first, then
         the workspaces user memories were written from."""
         for store, node_ids in stores_and_ids:
-            pending = store.pending_purges(node_ids)
+            pending = store.erasure.pending_purges(node_ids)
             wanted = sorted({m for ids in pending.values() for m in ids})
             if not wanted:
                 continue
             left = self._purge_where_found(wanted, reason, actor, report)
             for node_id, ids in pending.items():
-                store.clear_pending_purges(sorted(set(ids) - set(left)), node_id=node_id)
+                store.erasure.clear_pending_purges(sorted(set(ids) - set(left)), node_id=node_id)
             owner = {m: node for node, ids in pending.items() for m in ids}
             report["pending"] += [{"messageId": m, "nodeId": owner[m], "reason": why}
                                   for m, why in left.items()]
@@ -193,11 +195,11 @@ class ErasureService:
                 continue
             try:
                 with store.db.atomic():
-                    here = sorted(store.message_ids_exist(sorted(left)))
+                    here = sorted(store.messages.message_ids_exist(sorted(left)))
                     if here:
                         self._purge_in(store, here, [], reason, actor, report)
-                        store.optimize_fts()
-                    left -= set(here) | (store.purged_message_ids() & left)
+                        store.nodes.optimize_fts()
+                    left -= set(here) | (store.health.purged_message_ids() & left)
                 self._checkpoint(store, report)
             finally:
                 if owned:
@@ -217,7 +219,7 @@ class ErasureService:
         except StoreUnavailable:
             pass
         user = self.user_store()
-        for _, root in (user.known_workspaces() if user is not None else []):
+        for _, root in (user.erasure.known_workspaces() if user is not None else []):
             if root != current_root:
                 places.append((root, lambda root=root: (self._open_other(root), True)))
         return places
@@ -232,7 +234,7 @@ class ErasureService:
 
     def _checkpoint(self, store, report) -> None:
         report["_stores"].append(store)
-        if not store.checkpoint_truncate():
+        if not store.erasure.checkpoint_truncate():
             report["notCheckpointed"].append(store.path)
 
     @staticmethod
@@ -245,8 +247,8 @@ class ErasureService:
         live = indexed = 0
         for store in stores:
             files.update(scan_files(store.path, texts))
-            live += store.live_copies(texts)
-            indexed += store.index_leftovers(texts)
+            live += store.erasure.live_copies(texts)
+            indexed += store.erasure.index_leftovers(texts)
         clean = (not files and not indexed) if texts else None  # None: nothing to look for
         return {"clean": clean, "textsChecked": len(texts),
                 "filesChecked": [p + s for p in (st.path for st in stores)

@@ -81,7 +81,7 @@ class ForgetService(ErasureService):
                 continue
             if name == "workspace" and scope == "user":
                 continue
-            nodes = store.find_nodes({**f, "scopes": scopes}, limit=10000)
+            nodes = store.nodes.find_nodes({**f, "scopes": scopes}, limit=10000)
             found += [(n, store) for n in nodes]
         return found
 
@@ -92,10 +92,10 @@ class ForgetService(ErasureService):
                 for node, owner in found:
                     if owner is not store:
                         continue
-                    node = store.get_node(node["id"])  # as it is now, under the lock
+                    node = store.nodes.get_node(node["id"])  # as it is now, under the lock
                     if node is None or node["status"] == "deleted":
                         continue
-                    store.set_status(node["id"], "deleted", now)
+                    store.nodes.set_status(node["id"], "deleted", now)
                     after = {**node, "status": "deleted", "updatedAt": now}
                     self._audit(store, "delete", after, actor, reason or "forgotten",
                                 before=node, after=after)
@@ -105,10 +105,10 @@ class ForgetService(ErasureService):
         """The same hard delete run again after it was interrupted: the node is gone, so
         finish what may be left (pending source purges, the WAL checkpoint)."""
         stores = self._stores()
-        if any(store.get_node(node_id) for _, store in stores):
+        if any(store.nodes.get_node(node_id) for _, store in stores):
             return None
-        mine = [store for _, store in stores if store.was_hard_deleted(node_id)
-                or store.pending_purges([node_id])]
+        mine = [store for _, store in stores if store.erasure.was_hard_deleted(node_id)
+                or store.erasure.pending_purges([node_id])]
         if not mine:
             return None
         if not confirm:
@@ -150,9 +150,9 @@ class ForgetService(ErasureService):
             if not confirm:
                 raise NeedsConfirmation("a hard delete cannot be undone",
                                         "rerun with --yes to go ahead")
-            known = self.store.message_ids_exist(message_ids)
+            known = self.store.messages.message_ids_exist(message_ids)
             unknown = [m for m in message_ids if m not in known]
-            if unknown and not set(unknown) <= self.store.purged_message_ids():
+            if unknown and not set(unknown) <= self.store.health.purged_message_ids():
                 raise NotFound(f"no message {unknown[0]}",
                                "check the id with 'ekko-mem history'")
             report = self.purge_messages(message_ids, reason=reason, actor=actor)

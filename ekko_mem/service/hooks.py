@@ -99,7 +99,7 @@ class HookService:
         root = self.root
         sha = _git(["rev-parse", rev], root).strip()
         session = self.config.get("hooks.session")
-        if self.store.find_commit_message(session, sha):
+        if self.store.messages.find_commit_message(session, sha):
             return {"sha": sha, "recorded": False, "reason": "already recorded"}
         subject = _git(["log", "-1", "--format=%s", sha], root).strip()
         branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], root).strip()

@@ -16,7 +16,7 @@ class InspectService:
             since = self._normalise_since(since)
         events: list[dict] = []
         for _, store in self._stores():
-            events += store.list_events(node_id=node_id, since=since, limit=limit)
+            events += store.nodes.list_events(node_id=node_id, since=since, limit=limit)
         events.sort(key=lambda e: (e["createdAt"], e["id"]), reverse=True)
         return events[:limit]
 
@@ -40,7 +40,7 @@ class InspectService:
         full = event_id if event_id.startswith("evt_") and len(event_id) > 20 else \
             self.resolve_id(event_id, kinds=("event",))
         for _, store in self._stores():
-            event = store.get_event(full)
+            event = store.nodes.get_event(full)
             if event is not None:
                 return event, store
         raise NotFound(f"no audit event {event_id}", "list them with 'ekko-mem audit'")
@@ -59,7 +59,7 @@ class InspectService:
         now = self.env.now_iso()
         changed: list[str] = []
         with store.db.atomic():
-            current = store.get_node(event["nodeId"])
+            current = store.nodes.get_node(event["nodeId"])
             if current is None:
                 raise NotFound(f"node {event['nodeId']} no longer exists", "nothing to undo")
             if kind in ("create", "import"):
@@ -67,15 +67,15 @@ class InspectService:
                 restored = {**current, "status": "deleted", "updatedAt": now}
             elif kind == "supersede":
                 self._require_status(current, "active")
-                old = store.get_node(before["id"])
+                old = store.nodes.get_node(before["id"])
                 if old is None or old["status"] != "superseded":
                     raise Rejected(f"{before['id']} is no longer superseded", "nothing to undo")
-                store.set_status(old["id"], "active", now)
+                store.nodes.set_status(old["id"], "active", now)
                 changed.append(old["id"])
                 restored = {**current, "status": "deleted", "updatedAt": now}
             else:  # update, refresh, expire, delete: put the node back as it was
                 restored = {**before, "updatedAt": now}
-            store.replace_node(restored)
+            store.nodes.replace_node(restored)
             changed.insert(0, current["id"])
             event_after = {"undoneEventId": event["id"], "before": current, "after": restored}
             undo_id = self._audit(store, "undo", restored, actor,
@@ -97,24 +97,24 @@ class InspectService:
             node = self.find_node(full)
             store = self._store_for(node["scope"]) if node["scope"] != "global" else None
             chain = self._chain(node)
-            events = [e for n in chain for e in store.list_events(node_id=n["id"], limit=200)
+            events = [e for n in chain for e in store.nodes.list_events(node_id=n["id"], limit=200)
                       ] if store else []
             events.sort(key=lambda e: (e["createdAt"], e["id"]))
             return {"kind": "node", "node": node, "chain": chain,
-                    "sources": self.store.get_messages(node.get("sourceMessageIds", []))
+                    "sources": self.store.messages.get_messages(node.get("sourceMessageIds", []))
                     if node.get("sourceMessageIds") else [], "events": events}
         if kind == "message":
-            msg = self.store.get_message(full)
-            cited = [n for _, store in self._stores() for n in store.find_nodes(
+            msg = self.store.messages.get_message(full)
+            cited = [n for _, store in self._stores() for n in store.nodes.find_nodes(
                 {"sourceMessageId": full, "statuses": ["active", "superseded", "expired",
                                                        "deleted"]}, limit=100)]
             return {"kind": "message", "message": msg, "nodes": cited}
         if kind == "summary":
-            summary = self.store.get_summary(full)
+            summary = self.store.summaries.get_summary(full)
             chain = []
             parent = summary.get("parentSummaryId")
             while parent:
-                prior = self.store.get_summary(parent)
+                prior = self.store.summaries.get_summary(parent)
                 if prior is None:
                     break
                 chain.append(prior["id"])
@@ -125,10 +125,10 @@ class InspectService:
 
     def _resolve_any(self, identifier: str) -> str:
         for _, store in self._stores():
-            for getter in (store.get_node, store.get_event):
+            for getter in (store.nodes.get_node, store.nodes.get_event):
                 if getter(identifier) is not None:
                     return identifier
-        if self.global_store() is not None and self.global_store().get_node(identifier):
+        if self.global_store() is not None and self.global_store().nodes.get_node(identifier):
             return identifier
         return self.resolve_id(identifier)
 
@@ -140,7 +140,7 @@ class InspectService:
         older = []
         current = node
         while current.get("supersedesId"):
-            prior = store.get_node(current["supersedesId"])
+            prior = store.nodes.get_node(current["supersedesId"])
             if prior is None:
                 break
             older.insert(0, prior)
@@ -148,7 +148,7 @@ class InspectService:
         newer = []
         current = node
         while True:
-            nxt = store.successors(current["id"])
+            nxt = store.nodes.successors(current["id"])
             if not nxt:
                 break
             newer.append(nxt[0])

@@ -46,16 +46,16 @@ class MessageService:
             batch_ids.add(msg["id"])
             messages.append({"id": msg.pop("id"), **msg})
         store = self.store
-        clashes = store.message_ids_exist([m["id"] for m in messages])
+        clashes = store.messages.message_ids_exist([m["id"] for m in messages])
         if clashes:
             raise Rejected(f"message id {sorted(clashes)[0]} already exists",
                            "drop the id field to get a new one; nothing was written")
         parents = {m["parentId"] for m in messages if m.get("parentId")} - batch_ids
-        missing = parents - store.message_ids_exist(sorted(parents))
+        missing = parents - store.messages.message_ids_exist(sorted(parents))
         if missing:
             raise NotFound(f"parent message {sorted(missing)[0]} does not exist",
                            "check the id with 'ekko-mem history'")
-        store.append_messages(messages)
+        store.messages.append_messages(messages)
         return messages
 
     def _guard_credentials(self, msg: dict, where: str, confirm: bool) -> None:
@@ -85,10 +85,10 @@ class MessageService:
         if limit < 1:
             raise Rejected(f"--limit must be at least 1, not {limit}", "pass --limit 20")
         sid = self.session(session)
-        return {"sessionId": sid, "messages": self.store.list_recent_messages(sid, limit)}
+        return {"sessionId": sid, "messages": self.store.messages.list_recent_messages(sid, limit)}
 
     def sessions(self, limit: int = 100) -> list[dict]:
         """Sessions with their message counts, the most recently active first."""
         if limit < 1:
             raise Rejected(f"--limit must be at least 1, not {limit}", "pass --limit 20")
-        return self.store.list_sessions(limit)
+        return self.store.messages.list_sessions(limit)

@@ -67,7 +67,7 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
             if rivals:
                 self._confirm_override(rivals[0], node, actor, confirm)
                 return self._write_supersede(store, rivals[0], node, reason, actor, notes)
-            store.insert_node(node)
+            store.nodes.insert_node(node)
             self._audit(store, "create", node, actor, reason or "remembered", after=node,
                         notes=notes)
         return self._accepted(node, "created", reason or "remembered", notes)
@@ -99,7 +99,7 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         with store.db.atomic():
             old = self._still_active(store, old)
             node["status"] = old["status"]
-            store.replace_node(node)
+            store.nodes.replace_node(node)
             self._audit(store, "update", node, actor, reason, before=old, after=node,
                         notes=notes)
         return self._accepted(node, "updated", reason or "updated", notes)
@@ -109,7 +109,7 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         now = self.env.now_iso()
         with store.db.atomic():
             old = self._still_active(store, old)
-            store.set_status(old["id"], status, now)
+            store.nodes.set_status(old["id"], status, now)
             after = {**old, "status": status, "updatedAt": now}
             self._audit(store, "expire" if status == "expired" else "delete", after, actor,
                         reason, before=old, after=after)
@@ -120,7 +120,7 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
     @staticmethod
     def _still_active(store, old: dict) -> dict:
         """The node as it is now, under the write lock; a change that raced us wins."""
-        current = store.get_node(old["id"])
+        current = store.nodes.get_node(old["id"])
         if current is None or current["status"] != "active":
             state = "gone" if current is None else current["status"]
             raise Rejected(f"{old['id']} is {state}, not active",
@@ -130,8 +130,8 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
     def _write_supersede(self, store, old, node, reason, actor, notes) -> dict:
         node["supersedesId"] = old["id"]
         node["parentId"] = node.get("parentId") or old.get("parentId") or old["id"]
-        store.set_status(old["id"], "superseded", node["createdAt"])
-        store.insert_node(node)
+        store.nodes.set_status(old["id"], "superseded", node["createdAt"])
+        store.nodes.insert_node(node)
         self._audit(store, "supersede", node, actor, reason or "superseded",
                     before=old, after=node, notes=notes)
         result = self._accepted(node, "superseded", reason or f"supersedes {old['id']}", notes)
@@ -145,7 +145,7 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
                  "explicit": old.get("explicit") or node.get("explicit")}
         for field in ("tags", "entities", "sourceMessageIds"):
             fresh[field] = list(dict.fromkeys([*old.get(field, []), *node.get(field, [])]))
-        store.replace_node(fresh)
+        store.nodes.replace_node(fresh)
         self._audit(store, "refresh", fresh, actor, reason or "remembered again",
                     before=old, after=fresh, notes=notes)
         return self._accepted(fresh, "refreshed", f"already remembered as {old['id']};"
@@ -177,7 +177,7 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
                 f["valueJson"] = node.get("valueJson")
         else:
             f["categoryPrefix"] = node["categoryPath"]
-        return store.find_nodes(f, limit=20)
+        return store.nodes.find_nodes(f, limit=20)
 
     def _carry_over(self, old) -> dict:
         keep = ("scope", "domain", "categoryPath", "type", "key", "valueJson", "title",
@@ -188,8 +188,8 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
     def _sweep_expired(self, store, now: str) -> list[str]:
         """Past expiresAt: mark expired, audited. Runs inside write transactions."""
         swept = []
-        for node in store.due_for_expiry(now):
-            store.set_status(node["id"], "expired", now)
+        for node in store.nodes.due_for_expiry(now):
+            store.nodes.set_status(node["id"], "expired", now)
             after = {**node, "status": "expired", "updatedAt": now}
             self._audit(store, "expire", after, "system", "expiresAt passed", before=node,
                         after=after)
@@ -210,11 +210,11 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         if node.get("scope") == "user" and node.get("sourceMessageIds"):
             # Where a later purge of its sources must look; written with the node, so a
             # refused write leaves no trace of it.
-            store.note_workspace(self.store.store_id(), self.root, self.env.now_iso())
+            store.erasure.note_workspace(self.store.store_id(), self.root, self.env.now_iso())
         payload = {"before": before, "after": after}
         if notes:
             payload["notes"] = notes
-        store.add_event({"id": event_id, "eventType": kind, "nodeId": node["id"],
+        store.nodes.add_event({"id": event_id, "eventType": kind, "nodeId": node["id"],
                          "sessionId": node.get("sessionId"),
                          "workspaceId": node.get("workspaceId"), "userId": node.get("userId"),
                          "actor": actor, "reason": reason or kind, "payload": payload,

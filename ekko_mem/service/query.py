@@ -30,7 +30,7 @@ class QueryService:
         stores = self._read_stores(q.get("scopes"))
         if structured or not text:
             for _, store in stores:
-                exact += store.find_nodes(base, limit=pool)
+                exact += store.nodes.find_nodes(base, limit=pool)
         relevant: list[tuple[dict, float]] = []
         if text:
             found = self.recall(stores, text, kinds=("node",), node_filter=base)
@@ -158,7 +158,7 @@ class QueryService:
         if not identifier:
             raise Rejected("no target node id given", "pass the id of the memory to change")
         for _, store in self._stores():
-            node = store.get_node(identifier)
+            node = store.nodes.get_node(identifier)
             if node is not None:
                 return node
         full = self.resolve_id(identifier, kinds=("node",))

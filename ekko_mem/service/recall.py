@@ -56,34 +56,34 @@ class RecallService:
                  size) -> int:
         """Add this db's candidates to `pool` and its term counts to `df`; its row count."""
         from ..retrieval import Candidate
-        counts = store.term_counts("memory_messages_fts", query.terms) if query.terms else {}
-        node_counts = store.term_counts("memory_nodes_fts", query.terms) \
+        counts = store.recall.term_counts("memory_messages_fts", query.terms) if query.terms else {}
+        node_counts = store.recall.term_counts("memory_nodes_fts", query.terms) \
             if query.terms and "node" in kinds else {}
         for term in query.terms:
             df[term] = df.get(term, 0) + counts.get(term, 0) + node_counts.get(term, 0)
         if "message" in kinds:
             # Candidates come from the strong terms; single characters still count in scoring.
-            found = store.message_hits(query.strong_terms, counts, limit=size,
+            found = store.recall.message_hits(query.strong_terms, counts, limit=size,
                                        session=session, since=since) if query.terms else []
             if query.window and session is None:
                 start = max(query.window[0], since or "")
-                found += store.messages_between(start, query.window[1], limit=size)
+                found += store.recall.messages_between(start, query.window[1], limit=size)
             for msg in found:
                 pool.setdefault(msg["id"], _message(msg, name))
         if "node" in kinds and query.terms and node_filter is not None:
-            for node in store.node_hits(query.strong_terms, node_counts, node_filter,
+            for node in store.recall.node_hits(query.strong_terms, node_counts, node_filter,
                                         limit=NODE_POOL):
                 pool.setdefault(node["id"], Candidate(
                     "node", node["id"], _node_text(node), node["updatedAt"], node,
                     weight=0.8 + 0.4 * node["confidence"], origin=name,
                     fields=_node_fields(node)))
         if "summary" in kinds:
-            for summary in store.recent_summaries(limit=SUMMARY_POOL):
+            for summary in store.recall.recent_summaries(limit=SUMMARY_POOL):
                 pool.setdefault(summary["id"], Candidate(
                     "summary", summary["id"], _summary_text(summary), summary["createdAt"],
                     summary, origin=name))
-        return store.row_estimate("memory_messages") + (
-            store.row_estimate("memory_nodes") if "node" in kinds else 0)
+        return store.recall.row_estimate("memory_messages") + (
+            store.recall.row_estimate("memory_nodes") if "node" in kinds else 0)
 
     def _partners(self, stores, ranked, skip, since) -> dict:
         """The other half of each message hit's question/answer pair, by hit id."""
@@ -91,7 +91,7 @@ class RecallService:
         for name, store in stores:
             ids = [c.id for c in ranked if c.kind == "message" and c.origin == name]
             try:
-                found = store.message_partners(ids)
+                found = store.recall.message_partners(ids)
             except EkkoError:
                 continue
             for hit_id, other in found.items():

@@ -84,7 +84,7 @@ class RememberService:
         results: list[dict] = []
         try:
             with store.db.atomic():
-                store.append_messages([message])
+                store.messages.append_messages([message])
                 results = write(mid)
                 if not any(r.get("accepted") for r in results):
                     raise _AllRefused

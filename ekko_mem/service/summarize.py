@@ -18,7 +18,7 @@ class SummaryService:
         """Run the extractor over messages not yet extracted; apply each operation."""
         sid = self.session(session)
         store = self.store
-        messages = store.list_messages_after(sid, store.extraction_mark(sid))
+        messages = store.messages.list_messages_after(sid, store.summaries.extraction_mark(sid))
         if not messages:
             return {"sessionId": sid, "messageIds": [], "results": [], "queued": None,
                     "reason": "no new messages since the last extraction"}
@@ -48,7 +48,7 @@ class SummaryService:
     def _advance_mark(self, sid: str, messages: list[dict]) -> None:
         store = self.store
         with store.db.atomic():
-            store.set_extraction_mark(sid, messages[-1]["id"], self.env.now_iso())
+            store.summaries.set_extraction_mark(sid, messages[-1]["id"], self.env.now_iso())
 
     def _llm_command(self, given: str | None) -> str | None:
         return given or self.config.get("extractor.command")
@@ -56,7 +56,7 @@ class SummaryService:
     def _llm_extraction(self, sid, messages, command) -> dict:
         from ..extract.prompts import extraction_prompt
         from ..models import MemoryExtraction
-        prompt = extraction_prompt(self.store.get_latest_summary(sid), messages,
+        prompt = extraction_prompt(self.store.summaries.get_latest_summary(sid), messages,
                                    MemoryExtraction.model_json_schema())
         answer, error = self._ask_llm(command, prompt, MemoryExtraction)
         if error:
@@ -96,19 +96,19 @@ class SummaryService:
                "createdAt": self.env.now_iso()}
         store = self.store
         with store.db.atomic():
-            store.add_job(job)
+            store.summaries.add_job(job)
         return {"sessionId": sid, "messageIds": job["messageIds"], "results": [],
                 "queued": job["id"], "error": error}
 
     def jobs(self, status: str = "pending") -> list[dict]:
-        return self.store.list_jobs(status)
+        return self.store.summaries.list_jobs(status)
 
     def retry_jobs(self, *, llm_cmd: str | None = None) -> list[dict]:
         """Run the retry queue again; each job is done, or stays pending with its new error."""
         store = self.store
         outcomes = []
-        for job in store.list_jobs("pending"):
-            messages = store.get_messages(job["messageIds"])
+        for job in store.summaries.list_jobs("pending"):
+            messages = store.messages.get_messages(job["messageIds"])
             command = llm_cmd or job.get("command") or self._llm_command(None)
             if not messages or not command:
                 self._finish_job(job, "dropped", "its messages or command are gone")
@@ -144,15 +144,16 @@ class SummaryService:
     def _finish_job(self, job, status, error) -> None:
         store = self.store
         with store.db.atomic():
-            store.update_job(job["id"], status=status, error=error, now=self.env.now_iso())
+            store.summaries.update_job(job["id"], status=status, error=error,
+                                       now=self.env.now_iso())
 
     # -- summaries ----------------------------------------------------------------------------
     def summarize(self, *, session: str | None = None, llm_cmd: str | None = None,
                   if_needed: bool = False, extract: bool = True) -> dict:
         sid = self.session(session)
         store = self.store
-        previous = store.get_latest_summary(sid)
-        messages = store.list_messages_after(sid, previous["toMessageId"] if previous
+        previous = store.summaries.get_latest_summary(sid)
+        messages = store.messages.list_messages_after(sid, previous["toMessageId"] if previous
                                              else None)
         if not messages:
             return {"sessionId": sid, "summary": None, "skipped": True,
@@ -211,20 +212,20 @@ class SummaryService:
         draft = mask_json(draft)  # a summary is made to be read by models: no credentials
         store = self.store
         with store.db.atomic():
-            previous = store.get_latest_summary(sid)
+            previous = store.summaries.get_latest_summary(sid)
             summary = {"id": new_id("summary"), "sessionId": sid,
                        "parentSummaryId": previous["id"] if previous else None,
                        "fromMessageId": messages[0]["id"], "toMessageId": messages[-1]["id"],
                        **draft, "createdAt": self.env.now_iso()}
-            store.append_summary(summary)
-        return store.get_summary(summary["id"])
+            store.summaries.append_summary(summary)
+        return store.summaries.get_summary(summary["id"])
 
     def summary_prompt(self, *, session: str | None = None) -> dict:
         from ..extract.prompts import summary_prompt
         from ..models import SummaryDraft
         sid = self.session(session)
-        previous = self.store.get_latest_summary(sid)
-        messages = self.store.list_messages_after(sid, previous["toMessageId"] if previous
+        previous = self.store.summaries.get_latest_summary(sid)
+        messages = self.store.messages.list_messages_after(sid, previous["toMessageId"] if previous
                                                   else None)
         if not messages:
             raise NotFound(f"session {sid} has no messages after its last summary",
@@ -237,11 +238,11 @@ class SummaryService:
         from ..models import MemoryExtraction
         sid = self.session(session)
         store = self.store
-        messages = store.list_messages_after(sid, store.extraction_mark(sid))
+        messages = store.messages.list_messages_after(sid, store.summaries.extraction_mark(sid))
         if not messages:
             raise NotFound(f"session {sid} has no messages left to extract",
                            "log messages first")
-        return extraction_prompt(store.get_latest_summary(sid), messages,
+        return extraction_prompt(store.summaries.get_latest_summary(sid), messages,
                                  MemoryExtraction.model_json_schema())
 
     def apply_answer(self, answer: dict, *, session: str | None = None) -> dict:
@@ -260,15 +261,15 @@ class SummaryService:
                            "see 'ekko-mem schema summary' or 'ekko-mem schema extraction'"
                            ) from None
         store = self.store
-        previous = store.get_latest_summary(sid)
+        previous = store.summaries.get_latest_summary(sid)
         if is_extraction:
-            messages = store.list_messages_after(sid, store.extraction_mark(sid))
+            messages = store.messages.list_messages_after(sid, store.summaries.extraction_mark(sid))
             parsed = self._bind_sources(parsed, messages) if messages else parsed
             results = self.apply_extraction(parsed, session=sid)
             if messages:
                 self._advance_mark(sid, messages)
             return {"sessionId": sid, "kind": "extraction", "results": results}
-        messages = store.list_messages_after(sid, previous["toMessageId"] if previous
+        messages = store.messages.list_messages_after(sid, previous["toMessageId"] if previous
                                              else None)
         if not messages:
             raise NotFound(f"session {sid} has no messages after its last summary",
@@ -277,4 +278,4 @@ class SummaryService:
                 "summary": self._append_summary(sid, messages, parsed)}
 
     def summary_chain(self, *, session: str | None = None) -> list[dict]:
-        return self.store.list_summaries(self.session(session))
+        return self.store.summaries.list_summaries(self.session(session))

@@ -73,9 +73,9 @@ class TransferService:
             # was committed, or inside the transaction that logs it, and either way the
             # message is in the later workspace snapshot.
             if "user" in stores:
-                stack.enter_context(stores["user"].snapshot())
+                stack.enter_context(stores["user"].transfer.snapshot())
             if "workspace" in stores:
-                stack.enter_context(stores["workspace"].snapshot(settle=True))
+                stack.enter_context(stores["workspace"].transfer.snapshot(settle=True))
             yield from self._export_records(stores, scopes, session)
 
     @staticmethod
@@ -83,17 +83,17 @@ class TransferService:
         workspace = stores.get("workspace")
         wants_log = scopes is None or "session" in scopes or "workspace" in scopes
         if workspace is not None and wants_log:
-            for msg in workspace.export_messages(session):
+            for msg in workspace.transfer.export_messages(session):
                 yield {"kind": "message", "data": msg}
-            for summary in workspace.export_summaries(session):
+            for summary in workspace.transfer.export_summaries(session):
                 yield {"kind": "summary", "data": summary}
         node_ids: set[str] = set()
         for store in stores.values():
-            for node in store.export_nodes(scopes, session):
+            for node in store.transfer.export_nodes(scopes, session):
                 node_ids.add(node["id"])
                 yield {"kind": "node", "data": node}
         for store in stores.values():
-            for event in store.export_events():
+            for event in store.transfer.export_events():
                 if (scopes is None and session is None) or event.get("nodeId") in node_ids:
                     yield {"kind": "event", "data": event}
 
@@ -165,7 +165,8 @@ class TransferService:
         for kind in KINDS:
             for name, store in stores.items():
                 batch = [item for item in placed if item[1] == kind and item[3] == name]
-                present = store.existing_ids(TABLES[kind], [item[2]["id"] for item in batch])
+                present = store.transfer.existing_ids(TABLES[kind],
+                                                      [item[2]["id"] for item in batch])
                 fresh += [item for item in batch if item[2]["id"] not in present]
         return fresh
 
@@ -176,7 +177,7 @@ class TransferService:
         if kind == "event":
             node_id = data.get("nodeId")
             if node_id in user_nodes or (node_id and user_store is not None
-                                         and user_store.get_node(node_id)):
+                                         and user_store.nodes.get_node(node_id)):
                 return "user"
         return "workspace"
 
@@ -280,7 +281,8 @@ class TransferService:
     def _import_refs(self, node: dict, store, in_file: set[str]) -> None:
         for field in ("supersedesId", "parentId"):
             ref = node.get(field)
-            if ref and ref not in in_file and not store.existing_ids("memory_nodes", [ref]):
+            if (ref and ref not in in_file
+                    and not store.transfer.existing_ids("memory_nodes", [ref])):
                 raise Rejected(f"node {field} points at a node that is neither in the file"
                                " nor in the memory it goes to",
                                f"include that node in the file, or drop {field}")
@@ -318,15 +320,15 @@ class TransferService:
                 if not batch:
                     continue
                 if kind == "message":
-                    store.append_messages(batch)
+                    store.messages.append_messages(batch)
                 for data in batch:
                     if kind == "summary":
-                        store.append_summary(data)
+                        store.summaries.append_summary(data)
                     elif kind == "node":
-                        store.insert_node(data)
+                        store.nodes.insert_node(data)
                         self._audit(store, "import", data, "import", "imported",
                                     after=None if data["id"] in with_history else data)
                     elif kind == "event":
-                        store.add_event(data)
+                        store.nodes.add_event(data)
                 counts[kind] += len(batch)
         return counts

@@ -74,7 +74,7 @@ def load_global() -> SqliteMemoryStore | None:
     apply_migrations(store)
     with store.db.atomic():
         for node in nodes:
-            store.insert_node({**node, "scope": "global", "status": "active"})
+            store.nodes.insert_node({**node, "scope": "global", "status": "active"})
     store.read_only_reason = "global scope is read-only"
     return store
 

@@ -144,3 +144,10 @@ class Connection:
 
     def close(self) -> None:
         self.raw.close()
+
+
+class Part:
+    """One area of a memory db's reads and writes, over the connection its store shares."""
+
+    def __init__(self, db: Connection) -> None:
+        self.db = db

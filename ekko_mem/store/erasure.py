@@ -10,14 +10,13 @@ import json
 import time
 
 from . import codec
+from .connection import Part
 
 CHECKPOINT_TRIES = 20
 CHECKPOINT_PAUSE_S = 0.1
 
 
-class ErasureStore:
-    db: object
-
+class ErasureStore(Part):
     # -- summaries ---------------------------------------------------------------------------
     def summaries_covering(self, message_ids: list[str]) -> list[str]:
         """Summaries whose message range holds any of `message_ids` (asked before they go)."""
@@ -191,30 +190,7 @@ class ErasureStore:
         finally:
             self.db.execute(f"PRAGMA busy_timeout = {int(saved)}")
 
-
-def _json_body(text: str) -> str:
-    """`text` as it appears inside a JSON string (quotes, backslashes, controls escaped)."""
-    return json.dumps(text, ensure_ascii=False)[1:-1]
-
-
-def _scrub(value, erased_ids: set[str], texts: list[str]):
-    if isinstance(value, dict):
-        if value.get("id") in erased_ids:
-            return {"id": value["id"], "erased": True}
-        if value.get("id"):  # a snapshot of a live record: its own words, not a copy
-            return value
-        return {k: _scrub(v, erased_ids, texts) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_scrub(v, erased_ids, texts) for v in value]
-    if isinstance(value, str) and any(t in value for t in texts):
-        return "[erased]"
-    return value
-
-
-class ErasureChecks:
-    """Where erased text could still be found through SQL (the byte scan is store/scan.py)."""
-
-    db: object
+    # -- what erasure may have left, through SQL (the byte scan is store/scan.py) --------
 
     def index_leftovers(self, texts: list[str]) -> int:
         """FTS entries matching a text whose row is gone: index bytes a byte scan can miss."""
@@ -245,3 +221,22 @@ class ErasureChecks:
                 " + (select count(*) from memory_context_runs where instr(query_text, ?1))",
                 (text, body))[0]
         return total
+
+
+def _json_body(text: str) -> str:
+    """`text` as it appears inside a JSON string (quotes, backslashes, controls escaped)."""
+    return json.dumps(text, ensure_ascii=False)[1:-1]
+
+
+def _scrub(value, erased_ids: set[str], texts: list[str]):
+    if isinstance(value, dict):
+        if value.get("id") in erased_ids:
+            return {"id": value["id"], "erased": True}
+        if value.get("id"):  # a snapshot of a live record: its own words, not a copy
+            return value
+        return {k: _scrub(v, erased_ids, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_scrub(v, erased_ids, texts) for v in value]
+    if isinstance(value, str) and any(t in value for t in texts):
+        return "[erased]"
+    return value

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..tokens import index_text, is_cjk, runs, stem
 
-__all__ = ["index_text", "query_terms", "match_all", "match_terms", "split_expression"]
+__all__ = ["index_text", "query_terms", "match_all", "match_terms"]
 
 
 def _quote(token: str) -> str:
@@ -36,14 +36,3 @@ def match_terms(terms: list[str]) -> str | None:
     """OR of index tokens, each quoted."""
     unique = list(dict.fromkeys(_quote(t) for t in terms if t))
     return " OR ".join(unique) if unique else None
-
-
-def split_expression(match: str) -> tuple[list[str], str]:
-    """The terms of an expression built here, and their joiner.
-
-    Safe to split on the upper-case operators: every term is quoted and lower-cased.
-    """
-    for joiner in (" AND ", " OR "):
-        if joiner in match:
-            return match.split(joiner), joiner
-    return [match], " AND "

@@ -10,7 +10,7 @@ import json
 import sqlite3
 
 from ..errors import StoreUnavailable
-from .connection import translate
+from .connection import Part, translate
 
 _WAL_MAGIC = (0x377F0682, 0x377F0683)
 _WAL_FORMAT = 3007000
@@ -48,14 +48,12 @@ def reference_schema() -> frozenset:
                                          ":memory:"))
     try:
         apply_migrations(store)
-        return frozenset(store.schema_objects())
+        return frozenset(store.health.schema_objects())
     finally:
         store.close()
 
 
-class MaintenanceStore:
-    db: object
-
+class HealthChecks(Part):
     def _rows(self, sql: str, params=()) -> list:
         try:
             return self.db.execute(sql, params).fetchall()

@@ -1,9 +1,9 @@
 """Memory nodes, their FTS rows and their audit events."""
 from __future__ import annotations
 
-import json
 
 from . import codec, fts
+from .connection import Part
 
 # bm25 column weights for (title, content, tags, entities): a hit in the title says most about
 # what a memory is about, an entity next, a tag next, a word in the body least.
@@ -106,9 +106,7 @@ def node_filters(f: dict) -> tuple[list[str], list]:
     return where, args
 
 
-class NodeStore:
-    db: object
-
+class NodeStore(Part):
     # -- reads -------------------------------------------------------------------------------
     def get_node(self, node_id: str) -> dict | None:
         row = self.db.one(f"select {codec.NODE_COLUMNS} from memory_nodes where id = ?",
@@ -146,24 +144,6 @@ class NodeStore:
             " (n.category_path_text = ? or substr(n.category_path_text, ?, 1) = '/')"
             " limit ?", (*args, window, exact, high, exact, len(exact) + 1, limit))
         return [codec.node_from_row(r) for r in rows]
-
-    def search_nodes(self, match: str, f: dict, *, limit: int = 20) -> list[tuple[dict, float]]:
-        """Nodes matching an FTS5 expression that pass the filters, best bm25 first (ties:
-        the more important), with their scores. See store/search.py for the bounded cost."""
-        hits = self.ranked_rowids("memory_nodes_fts", match,
-                                  ", ".join(str(w) for w in FTS_WEIGHTS))
-        if not hits:
-            return []
-        scores = dict(hits)
-        where, args = node_filters(f)
-        # CROSS JOIN keeps the candidate list as the outer loop: rowid lookups, never a walk
-        # of an index over every active node.
-        rows = self.db.all(f"select n.rowid, {_N_COLS} from json_each(?) hit cross join"
-                           f" memory_nodes n on n.rowid = hit.value"
-                           f" where {' and '.join(where)}", (json.dumps(list(scores)), *args))
-        rows.sort(key=lambda r: r[25], reverse=True)  # updated_at: newer first among equals
-        rows.sort(key=lambda r: (scores[r[0]], -r[18]))  # then bm25, then importance
-        return [(codec.node_from_row(r[1:]), scores[r[0]]) for r in rows[:limit]]
 
     def count_nodes(self, statuses: list[str] | None = None) -> int:
         if statuses:

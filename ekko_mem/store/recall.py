@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 
 from . import codec, fts, search
+from .connection import Part
+from .messages import MessageStore
 
 _M_COLS = ", ".join("m." + c.strip() for c in codec.MESSAGE_COLUMNS.split(","))
 
@@ -30,12 +32,10 @@ def _rankable(rare: list[str], counts: dict[str, int]) -> list[str]:
     return chosen if len(chosen) >= 2 else []
 
 
-class RecallStore:
-    db: object
-
+class RecallStore(Part):
     def term_counts(self, table: str, terms: list[str]) -> dict[str, int]:
         """Rows of `table` holding each index token, counted up to search.COMMON + 1."""
-        return {t: self._matches_capped(table, fts.match_terms([t])) for t in terms}
+        return {t: search.matches_capped(self.db, table, fts.match_terms([t])) for t in terms}
 
     def row_estimate(self, table: str) -> int:
         """About how many rows `table` has, in constant time (rowids only grow)."""
@@ -126,7 +126,8 @@ class RecallStore:
             " < (m.created_at, m.rowid) order by n.created_at desc, n.rowid desc limit 1) end"
             " from json_each(?) hit cross join memory_messages m on m.id = hit.value"
             " where m.role in ('user', 'assistant')", (json.dumps(ids),))
-        others = {m["id"]: m for m in self.get_messages([o for _, _, o in pairs if o])}
+        partners = [o for _, _, o in pairs if o]
+        others = {m["id"]: m for m in MessageStore(self.db).get_messages(partners)}
         wanted = {"user": "assistant", "assistant": "user"}
         return {mid: others[o] for mid, role, o in pairs
                 if o in others and others[o]["role"] == wanted[role]}

@@ -1,27 +1,32 @@
-"""SqliteMemoryStore: typed reads and writes over one memory db."""
+"""SqliteMemoryStore: one memory db, its parts composed."""
 from __future__ import annotations
 
 import os
 
-from . import codec, fts
 from .connection import Connection
+from .erasure import ErasureStore
+from .maintenance import HealthChecks
+from .messages import MessageStore
 from .nodes import NodeStore
-from .summaries import SummaryStore
-from .design_api import DesignStoreApi
-from .search import SearchStore
 from .recall import RecallStore
-from .maintenance import MaintenanceStore
-from .erasure import ErasureChecks, ErasureStore
+from .summaries import SummaryStore
 from .transfer import TransferStore
 
 
-class SqliteMemoryStore(DesignStoreApi, SearchStore, RecallStore, NodeStore, SummaryStore,
-                        TransferStore, MaintenanceStore, ErasureStore,
-                        ErasureChecks):
+class SqliteMemoryStore:
+    """One memory db: its schema and ids here, each area's reads and writes in a part."""
+
     def __init__(self, db: Connection) -> None:
         self.db = db
         self.path = db.path
         self.read_only_reason: str | None = None
+        self.messages = MessageStore(db)
+        self.nodes = NodeStore(db)  # nodes and their audit events
+        self.summaries = SummaryStore(db)  # summaries, extraction marks, jobs, context runs
+        self.recall = RecallStore(db)
+        self.transfer = TransferStore(db)
+        self.erasure = ErasureStore(db)
+        self.health = HealthChecks(db)
 
     def close(self) -> None:
         self.db.close()
@@ -64,83 +69,6 @@ class SqliteMemoryStore(DesignStoreApi, SearchStore, RecallStore, NodeStore, Sum
                     self.set_meta("store_id", found)
         return found
 
-    # -- messages ----------------------------------------------------------------------------
-    def append_messages(self, messages: list[dict]) -> None:
-        with self.db.atomic() as db:
-            first = db.one("select coalesce(max(rowid), 0) + 1 from memory_messages")[0]
-            # Explicit rowids let both tables be filled with one executemany each.
-            db.executemany(f"insert into memory_messages (rowid, {codec.MESSAGE_COLUMNS})"
-                           " values (?, ?, ?, ?, ?, ?, ?, ?)",
-                           [(first + i, *codec.message_to_row(m))
-                            for i, m in enumerate(messages)])
-            db.executemany("insert into memory_messages_fts (rowid, content) values (?, ?)",
-                           [(first + i, fts.index_text(m["content"]))
-                            for i, m in enumerate(messages)])
-
-    def message_ids_exist(self, ids: list[str]) -> set[str]:
-        if not ids:
-            return set()
-        marks = ",".join("?" * len(ids))
-        rows = self.db.all(f"select id from memory_messages where id in ({marks})", ids)
-        return {r[0] for r in rows}
-
-    def get_message(self, message_id: str) -> dict | None:
-        row = self.db.one(f"select {codec.MESSAGE_COLUMNS} from memory_messages where id = ?",
-                          (message_id,))
-        return codec.message_from_row(row) if row else None
-
-    def get_messages(self, ids: list[str]) -> list[dict]:
-        if not ids:
-            return []
-        marks = ",".join("?" * len(ids))
-        rows = self.db.all(f"select {codec.MESSAGE_COLUMNS} from memory_messages"
-                           f" where id in ({marks}) order by created_at, rowid", ids)
-        return [codec.message_from_row(r) for r in rows]
-
-    def list_recent_messages(self, session_id: str, limit: int) -> list[dict]:
-        """The last `limit` messages of a session, oldest first."""
-        rows = self.db.all(
-            f"select {codec.MESSAGE_COLUMNS} from memory_messages where session_id = ?"
-            " order by created_at desc, rowid desc limit ?", (session_id, limit))
-        return [codec.message_from_row(r) for r in reversed(rows)]
-
-    def list_messages_after(self, session_id: str, after_id: str | None,
-                            limit: int = -1) -> list[dict]:
-        """Messages of a session after `after_id` (all when None), oldest first.
-
-        Reads only the tail: the watermark's position is found by its primary key.
-        """
-        if after_id is None:
-            rows = self.db.all(
-                f"select {codec.MESSAGE_COLUMNS} from memory_messages where session_id = ?"
-                " order by created_at, rowid limit ?", (session_id, limit))
-        else:
-            rows = self.db.all(
-                f"select {codec.MESSAGE_COLUMNS} from memory_messages m where session_id = ?"
-                " and (created_at, rowid) > (select created_at, rowid from memory_messages"
-                " where id = ?) order by created_at, rowid limit ?",
-                (session_id, after_id, limit))
-        return [codec.message_from_row(r) for r in rows]
-
-    def list_sessions(self, limit: int = 100) -> list[dict]:
-        rows = self.db.all(
-            "select session_id, count(*), min(created_at), max(created_at) from memory_messages"
-            " group by session_id order by max(created_at) desc limit ?", (limit,))
-        return [{"sessionId": r[0], "messages": r[1], "firstAt": r[2], "lastAt": r[3]}
-                for r in rows]
-
-    def delete_messages(self, ids: list[str]) -> int:
-        """Hard-delete messages and their FTS entries (the caller holds the transaction)."""
-        count = 0
-        for row in self.db.all(
-                f"select rowid, content from memory_messages where id in"
-                f" ({','.join('?' * len(ids))})", ids) if ids else []:
-            self.db.execute("insert into memory_messages_fts (memory_messages_fts, rowid,"
-                            " content) values ('delete', ?, ?)", (row[0], fts.index_text(row[1])))
-            self.db.execute("delete from memory_messages where rowid = ?", (row[0],))
-            count += 1
-        return count
-
     # -- ids ---------------------------------------------------------------------------------
     def ids_with_prefix(self, table: str, prefix: str, limit: int = 5) -> list[str]:
         """Ids starting with `prefix`, as a range so the primary key index serves it."""
@@ -155,10 +83,3 @@ class SqliteMemoryStore(DesignStoreApi, SearchStore, RecallStore, NodeStore, Sum
     def checkpoint(self) -> None:
         """Fold the WAL into the db and truncate it, so deleted text leaves the WAL file too."""
         self.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-
-    def find_commit_message(self, session_id: str, sha: str) -> str | None:
-        """The message that logged commit `sha`, if any (hooks record each commit once)."""
-        row = self.db.one("select id from memory_messages where session_id = ? and"
-                          " json_extract(metadata_json, '$.sha') = ? limit 1",
-                          (session_id, sha))
-        return row[0] if row else None

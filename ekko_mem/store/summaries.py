@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from . import codec
+from .connection import Part
 
 
-class SummaryStore:
-    db: object
-
+class SummaryStore(Part):
     def append_summary(self, summary: dict) -> None:
         self.db.execute(f"insert into memory_summaries ({codec.SUMMARY_COLUMNS}) values"
                         f" ({','.join('?' * 15)})", codec.summary_to_row(summary))

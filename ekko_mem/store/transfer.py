@@ -6,6 +6,7 @@ from contextlib import contextmanager, suppress
 
 from ..errors import EkkoError
 from . import codec
+from .connection import Part
 
 TABLES = ("memory_messages", "memory_summaries", "memory_nodes", "memory_audit_events")
 
@@ -41,9 +42,7 @@ def _roll_back(transactions: list, exc: BaseException) -> None:
         transaction.__exit__(type(exc), exc, exc.__traceback__)
 
 
-class TransferStore:
-    db: object
-
+class TransferStore(Part):
     @contextmanager
     def snapshot(self, *, settle: bool = False):
         """One read transaction: every select inside sees the db as it was when it began,
