@@ -30,7 +30,14 @@ def read_text(text: str | None, what: str = "text") -> str:
     return text
 
 
-def do_init(path, *, no_gitignore=False, as_json=False, quiet=False, workspace=None):
+def do_init(path, *, no_gitignore=False, git_hooks=False, as_json=False, quiet=False,
+            workspace=None):
+    _init(path, no_gitignore=no_gitignore, as_json=as_json, quiet=quiet, workspace=workspace)
+    if git_hooks:
+        do_hooks("install", as_json=as_json, quiet=quiet, workspace=path or ".")
+
+
+def _init(path, *, no_gitignore, as_json, quiet, workspace):
     result = service(workspace).init_workspace(path, gitignore=not no_gitignore)
     if as_json:
         return machine.emit_json(result)
@@ -42,7 +49,7 @@ def do_init(path, *, no_gitignore=False, as_json=False, quiet=False, workspace=N
         human.note("added .ekko/ to .gitignore (memory stays private)", quiet=quiet)
 
 
-def do_log(text, *, session=None, role="user", parent=None, meta=(), jsonl=None,
+def do_log(text, *, session=None, role="user", parent=None, meta=None, jsonl=None,
            yes=False, as_json=False, quiet=False, workspace=None):
     svc = service(workspace, session)
     with svc:
@@ -51,7 +58,7 @@ def do_log(text, *, session=None, role="user", parent=None, meta=(), jsonl=None,
         else:
             body = read_text(text, "message text")
             messages = [svc.log_message(body, session=session, role=role, parent=parent,
-                                        meta=list(meta), confirm=yes)]
+                                        meta=list(meta or ()), confirm=yes)]
     for note in svc.notes:
         human.note(f"ekko-mem: note: {note}", quiet=quiet)
     if as_json:
@@ -124,16 +131,9 @@ def do_migrate(*, status=False, dry_run=False, as_json=False, workspace=None):
 def do_context(text, *, session=None, budget=None, format="text", counter=None,
                strict=False, with_input=False, quiet=False, workspace=None, as_json=False):
     from .policy.vocab import FORMATS, choose
-    from .errors import UsageError
     fmt = "json" if as_json else choose("format", format, FORMATS)
     if text == "-":
         text = read_text("-")
-    if budget is not None:
-        try:
-            budget = int(budget)
-        except ValueError:
-            raise UsageError(f"--budget must be a whole number, not {budget!r}",
-                             "pass --budget 1200") from None
     with service(workspace, session) as svc:
         context = svc.build_context(text, session=session, budget=budget, counter=counter,
                                     strict=strict, with_input=with_input,
@@ -146,9 +146,9 @@ def do_context(text, *, session=None, budget=None, format="text", counter=None,
         sys.stdout.write(context["text"] + "\n")
 
 
-def do_explain(context_id=None, *, reveal=False, as_json=False, workspace=None):
+def do_explain(context_id=None, *, last=False, reveal=False, as_json=False, workspace=None):
     with service(workspace) as svc:
-        result = unless_revealed(svc.explain(context_id), reveal)
+        result = unless_revealed(svc.explain(None if last else context_id), reveal)
     if as_json:
         return machine.emit_json(result)
     out = [f"context {result['contextId']} ({result['createdAt']})"
@@ -222,6 +222,21 @@ def do_hooks(action, *, rev="HEAD", as_json=False, quiet=False, workspace=None):
                      if result["recorded"] else f"{result['sha'][:12]}: {result['reason']}"])
 
 
+def do_hooks_install(**options):
+    do_hooks("install", **options)
+
+
+def do_hooks_uninstall(**options):
+    do_hooks("uninstall", **options)
+
+
+def do_hooks_run(hook, **options):
+    if hook != "post-commit":
+        from .errors import UsageError
+        raise UsageError(f"unknown hook {hook!r}", "only post-commit is supported")
+    do_hooks("run", **options)
+
+
 def do_doctor(*, repair=False, scan=None, as_json=False, quiet=False, workspace=None):
     from .errors import EkkoError
     with service(workspace) as svc:
@@ -233,5 +248,6 @@ def do_doctor(*, repair=False, scan=None, as_json=False, quiet=False, workspace=
                      f" {c['db']:9} {c['check']:17} {c['detail']}".rstrip()
                      for c in report["checks"]])
     if not report["ok"]:
-        raise EkkoError("doctor found problems", "run 'ekko-mem doctor --repair'"
+        from .options import command_line
+        raise EkkoError("doctor found problems", f"run '{command_line('doctor', 'repair')}'"
                         if report["repairable"] else "see the FAIL lines above")

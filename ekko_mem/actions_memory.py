@@ -41,47 +41,42 @@ def _describe_write(result: dict) -> str:
     return text
 
 
-def do_remember(text, *, scope=None, session=None, domain=None, category=None, type=None,
-                key=None, value=None, title=None, content=None, tag=None, entity=None,
-                confidence=None, importance=None, expires=None, supersedes=None, source=None,
-                reason="", actor="user", yes=False, as_json=False, quiet=False,
-                workspace=None):
-    fields = {k: v for k, v in {
-        "scope": scope, "domain": domain, "categoryPath": category, "type": type, "key": key,
-        "valueJson": value, "title": title, "content": content, "tags": tag,
-        "entities": entity, "confidence": confidence, "importance": importance,
-        "expiresAt": expires, "sourceMessageIds": source}.items() if v not in (None, [], "")}
+def do_remember(text, *, fields, session=None, supersedes=None, reason="", actor="user",
+                yes=False, as_json=False, quiet=False, workspace=None):
+    """fields: the design's names (categoryPath, valueJson, ...), as options.py maps them."""
+    fields = {k: v for k, v in fields.items() if v not in (None, [], "")}
     if text == "-" or (text is None and not fields and not supersedes):
         text = read_text(text)
     svc = service(workspace, session)
-    if value is not None:
-        fields["valueJson"] = svc.value_from_text(value)
+    _decode_value(svc, fields)
     with svc:
         results = svc.remember(text, fields=fields, supersedes=supersedes, reason=reason,
                                actor=actor, confirm=yes, session=session)
     _finish(results, as_json=as_json, quiet=quiet, describe=_describe_write)
 
 
-def do_query(text, *, scope=None, session=None, domain=None, category=None, type=None,
-             key=None, value=None, tag=None, entity=None, include_expired=False,
-             include_superseded=False, limit=20, as_json=False, no_color=False,
-             workspace=None, messages=False, since=None, reveal=False):
+def _decode_value(svc, fields: dict) -> None:
+    """A value typed on the command line: JSON, or plain text taken as a string."""
+    if fields.get("valueJson") is not None:
+        fields["valueJson"] = svc.value_from_text(fields["valueJson"])
+
+
+def do_query(text, *, query, session=None, messages=False, since=None, reveal=False,
+             as_json=False, no_color=False, workspace=None):
+    """query: a MemoryQuery's fields (scopes, categoryPathPrefix, ...), as options.py maps them."""
     if text == "-":
         text = read_text("-")
     if messages:
-        return _query_messages(text, session=session, since=since, limit=limit,
+        return _query_messages(text, session=session, since=since, limit=query["limit"],
                                as_json=as_json, no_color=no_color, workspace=workspace,
                                reveal=reveal)
     if since is not None:
-        from .errors import UsageError
-        raise UsageError("--since goes with --messages", "add --messages to search the log")
+        from .options import flag
+        raise UsageError(f"{flag('since')} goes with {flag('messages')}",
+                         f"add {flag('messages')} to search the log")
     svc = service(workspace, session)
-    query = {"scopes": scope, "domain": domain, "categoryPathPrefix": category,
-             "types": type, "key": key, "tags": tag, "entities": entity,
-             "includeExpired": include_expired, "includeSuperseded": include_superseded,
-             "limit": limit}
-    if value is not None:
-        query["valueJson"] = svc.value_from_text(value)
+    query = dict(query)
+    _decode_value(svc, query)
     with svc:
         result = unless_revealed(svc.retrieve({**query, "queryText": text,
                                                "sessionId": session}), reveal)
@@ -115,14 +110,20 @@ def _query_messages(text, *, session, since, limit, as_json, no_color, workspace
         human.note("no message matches")
 
 
-def do_forget(node_id, *, selector, hard=False, purge_sources=False, yes=False, reason="",
-              messages=(), verify=False, as_json=False, quiet=False, workspace=None):
-    if messages and (node_id or purge_sources or any(selector.values())):
-        raise UsageError("--message erases logged messages; it takes no memory id or selector",
-                         "run it as its own command")
-    with service(workspace) as svc:
-        if messages:
-            result = svc.forget_messages(list(messages), mode="hard" if hard else "soft",
+def do_forget(node_id, *, selector, hard=False, purge_sources=False, message=None,
+              verify=False, yes=False, reason="", as_json=False, quiet=False, workspace=None):
+    """selector: a ForgetRequest's fields (categoryPathPrefix, valueJson, ...), as options.py
+    maps them; message: ids of logged messages to erase instead."""
+    svc = service(workspace)
+    selector = dict(selector)
+    _decode_value(svc, selector)
+    if message and (node_id or purge_sources or any(selector.values())):
+        from .options import flag
+        raise UsageError(f"{flag('message')} erases logged messages; it takes no memory id or"
+                         " selector", "run it as its own command")
+    with svc:
+        if message:
+            result = svc.forget_messages(list(message), mode="hard" if hard else "soft",
                                          reason=reason, confirm=yes, verify=verify)
         else:
             result = svc.forget({"id": node_id, **selector}, mode="hard" if hard else "soft",
@@ -152,8 +153,9 @@ def _forget_lines(result: dict) -> list[str]:
         out.append(f"verified: none of {check['textsChecked']} erased texts is left in"
                    f" {', '.join(check['filesChecked'])} or the full-text index")
     elif check and check["clean"] is None:
+        from .options import command_line
         out.append("not verified: no erased text was long enough to scan for (16 bytes);"
-                   " 'ekko-mem doctor --scan TEXT' checks any text")
+                   f" '{command_line('doctor', 'scan')} TEXT' checks any text")
     return out
 
 
@@ -241,10 +243,10 @@ def do_edit(identifier, *, reason="", yes=False, as_json=False, quiet=False, wor
     _finish([result], as_json=as_json, quiet=quiet, describe=_describe_write)
 
 
-def do_export(*, scopes=None, session=None, output=None, workspace=None):
+def do_export(*, scope=None, session=None, output=None, workspace=None):
     with service(workspace) as svc:
         lines = (machine.dump(record) + "\n" for record in
-                 svc.export_lines(scopes=scopes, session=session))
+                 svc.export_lines(scopes=scope, session=session))
         if output in (None, "-"):
             for line in lines:
                 sys.stdout.write(line)

@@ -27,9 +27,10 @@ def _read_answer(source: str) -> dict:
 
 def _warn_queued(result: dict, quiet: bool) -> None:
     if result.get("queued"):
+        from .options import command_line
         human.note(f"ekko-mem: warning: the LLM command failed ({result['error']}); queued as"
-                   f" {result['queued']}, nothing written; retry with 'ekko-mem extract"
-                   " --retry'", quiet=quiet)
+                   f" {result['queued']}, nothing written; retry with"
+                   f" '{command_line('extract', 'retry')}'", quiet=quiet)
 
 
 def do_summarize(*, session=None, llm_cmd=None, if_needed=False, print_prompt=False,

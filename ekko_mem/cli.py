@@ -1,104 +1,124 @@
 """Entry point: error translation in one place, and a fast path for the hot commands.
 
 `log` runs in git hooks and `context` before every model call, so they are parsed here without
-importing Typer (about 35 ms). Anything the fast parser does not know (help, rare flags) goes to
-the full Typer app, which defines the same options.
+importing Typer (about 35 ms), from the same option table (options.py) the Typer app is
+generated from. Anything the fast parser does not know (help, clustered short flags, `--`, a
+malformed value) goes to the full Typer app, which then gives the usage error; both parsers
+end in `dispatch`, which checks choices and ranges and runs the action.
 """
 from __future__ import annotations
 
 import os
 import sys
 
-from .errors import EkkoError, ExitCode
+from .errors import EkkoError, ExitCode, Rejected, UsageError
+from .options import COMMANDS, VERSION, Command, Opt
 
-# option -> (parameter, kind): kind is "value", "int", "float", "flag" or "append".
-COMMON = {"--workspace": ("workspace", "value"), "-w": ("workspace", "value"),
-          "--json": ("as_json", "flag")}
-QUIET = {"--quiet": ("quiet", "flag"), "-q": ("quiet", "flag")}
-SESSION = {"--session": ("session", "value"), "-s": ("session", "value")}
-NO_COLOR = {"--no-color": ("no_color", "flag")}
-# name -> (module with the action, takes TEXT, options)
-FAST_COMMANDS: dict[str, tuple[str, bool, dict]] = {
-    "log": ("actions", True, {**COMMON, **QUIET, **SESSION, "--role": ("role", "value"),
-                              "--parent": ("parent", "value"), "--meta": ("meta", "append"),
-                              "--yes": ("yes", "flag"), "-y": ("yes", "flag")}),
-    "context": ("actions", True, {
-        **COMMON, **QUIET, **SESSION, "--budget": ("budget", "value"),
-        "-b": ("budget", "value"), "--format": ("format", "value"), "-f": ("format", "value"),
-        "--counter": ("counter", "value"), "--strict": ("strict", "flag"),
-        "--with-input": ("with_input", "flag")}),
-    "remember": ("actions_memory", True, {
-        **COMMON, **QUIET, **SESSION, "--scope": ("scope", "value"),
-        "--domain": ("domain", "value"), "--category": ("category", "value"),
-        "--type": ("type", "value"), "--key": ("key", "value"), "--value": ("value", "value"),
-        "--title": ("title", "value"), "--content": ("content", "value"),
-        "--tag": ("tag", "append"), "--entity": ("entity", "append"),
-        "--confidence": ("confidence", "float"), "--importance": ("importance", "float"),
-        "--expires": ("expires", "value"), "--supersedes": ("supersedes", "value"),
-        "--source": ("source", "append"), "--reason": ("reason", "value"),
-        "--actor": ("actor", "value"), "--yes": ("yes", "flag"), "-y": ("yes", "flag")}),
-    "history": ("actions", False, {**COMMON, **SESSION, **NO_COLOR,
-                                   "--limit": ("limit", "int"), "-n": ("limit", "int"),
-                                   "--sessions": ("sessions", "flag"),
-                                   "--reveal": ("reveal", "flag")}),
-    "query": ("actions_memory", True, {
-        **COMMON, **SESSION, **NO_COLOR, "--scope": ("scope", "append"),
-        "--type": ("type", "append"), "--tag": ("tag", "append"),
-        "--entity": ("entity", "append"), "--domain": ("domain", "value"),
-        "--category": ("category", "value"), "--key": ("key", "value"),
-        "--value": ("value", "value"), "--include-expired": ("include_expired", "flag"),
-        "--include-superseded": ("include_superseded", "flag"),
-        "--limit": ("limit", "int"), "-n": ("limit", "int"),
-        "--messages": ("messages", "flag"), "--since": ("since", "value"),
-        "--reveal": ("reveal", "flag")}),
-}
+FAST_COMMANDS = {name: command for name, command in COMMANDS.items() if command.fast}
+REFUSALS = {ExitCode.USAGE: UsageError, ExitCode.REJECTED: Rejected}
+_CONVERT = {"int": int, "float": float}  # what Click's INT and FLOAT types call
+
+
+def defaults(command: Command) -> dict:
+    """Every parameter as Typer fills it when the command line does not give it."""
+    params = {command.arg.param: None} if command.arg else {}
+    for opt in command.options:
+        env = os.environ.get(opt.envvar) if opt.envvar else None
+        params[opt.param] = env or opt.default  # an empty variable counts as unset, as in Click
+    return params
 
 
 def parse_fast(argv: list[str]) -> tuple[str, dict] | None:
     """Parse a hot command's arguments, or None to hand them to Typer (which also gives
     the usage errors, so both paths fail the same way)."""
-    if argv in (["--version"], ["-V"]):
+    if len(argv) == 1 and argv[0] in VERSION.flags:
         return "version", {}
-    if not argv or argv[0] not in FAST_COMMANDS:
+    command = FAST_COMMANDS.get(argv[0]) if argv else None
+    if command is None:
         return None
-    _, takes_text, table = FAST_COMMANDS[argv[0]]
-    params: dict = {}
+    by_flag = {f: opt for opt in command.options for f in opt.flags}
+    params = defaults(command)
     positional: list[str] = []
     args = iter(argv[1:])
     for arg in args:
-        name, eq, inline = arg.partition("=")
         if arg == "-" or not arg.startswith("-"):
             positional.append(arg)
             continue
-        if arg == "--" or name not in table:
+        # Only long options take `=value`; Click reads `-s=x` as the value "=x".
+        name, eq, inline = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        opt = by_flag.get(name)
+        if opt is None:
             return None
-        param, kind = table[name]
-        if kind == "flag":
+        if opt.kind == "flag":
             if eq:
                 return None
-            params[param] = True
+            params[opt.param] = True
             continue
         value = inline if eq else next(args, None)
-        if value is None:
+        if value is None or not _store(params, opt, value):
             return None
-        if kind == "int":
-            if not value.lstrip("-").isdigit():
-                return None
-            value = int(value)
-        elif kind == "float":
-            try:
-                value = float(value)
-            except ValueError:
-                return None
-        if kind == "append":
-            params.setdefault(param, []).append(value)
-        else:
-            params[param] = value
-    if len(positional) > (1 if takes_text else 0):
+    if len(positional) > (1 if command.arg else 0):
         return None
-    if takes_text:
-        params["text"] = positional[0] if positional else None
-    return argv[0], params
+    if positional:
+        params[command.arg.param] = positional[0]
+    return command.name, params
+
+
+def _store(params: dict, opt: Opt, value: str) -> bool:
+    if opt.kind in _CONVERT:
+        try:
+            value = _CONVERT[opt.kind](value)
+        except ValueError:
+            return False
+    if opt.kind == "append":
+        params[opt.param] = [*(params[opt.param] or ()), value]
+    else:
+        params[opt.param] = value
+    return True
+
+
+def check(command: Command, params: dict) -> None:
+    """Refuse a given value outside the option's choices or range."""
+    for opt in command.options:
+        value = params.get(opt.param)
+        if value is None or not (opt.choices or opt.range):
+            continue
+        for one in value if opt.kind == "append" else [value]:
+            _check_value(opt, one)
+
+
+def _check_value(opt: Opt, value) -> None:
+    refuse = REFUSALS[opt.refusal]
+    if opt.choices and value.strip().lower() not in opt.choices:
+        raise refuse(f"unknown {opt.noun} {value!r}", f"use one of: {', '.join(opt.choices)}")
+    if not opt.range:
+        return
+    low, high = opt.range
+    if low <= value and (high is None or value <= high):  # NaN fails both
+        return
+    wanted = f"at least {low}" if high is None else f"from {low} to {high}"
+    raise refuse(f"{opt.flag} must be {wanted}, not {value}", f"pass {opt.flag} {opt.suggestion}")
+
+
+def dispatch(name: str, params: dict) -> None:
+    """Where both parsers end: check the values, then run the command's action."""
+    command = COMMANDS[name]
+    check(command, params)
+    invoke(command, params)
+
+
+def invoke(command: Command, params: dict) -> None:
+    """Call the action: the argument first, the options with a design field gathered into
+    one dict under the design's names, the rest as keywords."""
+    import importlib
+    module, function = command.run.split(":")
+    action = getattr(importlib.import_module(f".{module}", __package__), function)
+    params = dict(params)
+    args = [params.pop(command.arg.param)] if command.arg else []
+    if command.design:
+        params[command.design] = {opt.field: params.pop(opt.param)
+                                  for opt in command.options if opt.field}
+    action(*args, **params)
 
 
 def _run_fast(command: str, params: dict) -> None:
@@ -106,13 +126,7 @@ def _run_fast(command: str, params: dict) -> None:
         from . import __version__
         sys.stdout.write(f"ekko-mem {__version__}\n")
         return
-    import importlib
-    module = importlib.import_module(f".{FAST_COMMANDS[command][0]}", __package__)
-    action = getattr(module, f"do_{command}")
-    if FAST_COMMANDS[command][1]:
-        action(params.pop("text"), **params)
-    else:
-        action(**params)
+    dispatch(command, params)
 
 
 def _run_typer(argv: list[str]) -> int:
@@ -157,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _emit_error(line: str) -> None:
-    from .render.terminal import printable  # an error may quote what the user typed
+    from .policy.printable import printable  # an error may quote what the user typed
     try:
         sys.stderr.write(printable(line) + "\n")
         sys.stderr.flush()

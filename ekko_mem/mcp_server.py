@@ -2,32 +2,31 @@
 
 The server is an adapter like the CLI: each tool validates its input with the design's
 pydantic models, makes one MemoryService call with actor "agent", and returns the service's
-own result (the same dicts `ekko-mem query/forget --json` print). The agent never writes SQL
+own result (the same dicts the query and forget commands print as JSON). The agent never writes SQL
 and never bypasses the scope policy: user scope needs node.explicit, global is refused, broad
 or hard forgets come back with requiresConfirmation.
 
-Built on the SDK's high-level server (MCPServer in mcp 2, called FastMCP in mcp 1): tool
-input schemas come from the typed signatures below, which spell out the design's fields, and
-its tool-error path turns a raised ToolError into an is-error result carrying our message.
+Built on the SDK's high-level server (MCPServer in mcp 2, called FastMCP in mcp 1): each
+tool's input schema is one of the design's models (MemoryQuery, MemorySelector, ProposeUpdate,
+ForgetRequest), its fields turned into the keyword signature the SDK reads, and its tool-error
+path turns a raised ToolError into an is-error result carrying our message.
 Imported only by `actions.do_mcp`, so no other command pays for the SDK.
 """
 from __future__ import annotations
 
+import inspect
 import threading
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError
 
 from .errors import EkkoError
-from .models import ForgetRequest, MemoryQuery, NodeDraft, ProposeUpdate, validation_message
-from .policy.vocab import OPERATIONS, SCOPES, TYPES
+from .models import (ForgetRequest, MemoryQuery, MemorySelector, ProposeUpdate,
+                     validation_message)
 
 ACTOR = "agent"
-Scope = Literal[SCOPES]  # type: ignore[valid-type]
-NodeType = Literal[TYPES]  # type: ignore[valid-type]
-Operation = Literal[OPERATIONS]  # type: ignore[valid-type]
-Text = str | None
+CONFIRM = "confirm"
 
 INSTRUCTIONS = """Long-term memory for this user and project (ekko-mem). A memory context is
 usually injected before each turn; use memory_search or memory_get when you need more. When
@@ -76,7 +75,7 @@ class MemoryTools:
         return self.call(self.service.retrieve, q)
 
     def get(self, selector: dict) -> dict:
-        selector = {k: v for k, v in selector.items() if v is not None}
+        selector = MemorySelector.model_validate(selector).model_dump(exclude_none=True)
         node = self.call(self.service.memory_get, selector)
         if node is None:
             return {"found": False, "reason": "no memory matches that selector"}
@@ -197,86 +196,50 @@ def build_server(tools: MemoryTools):
     return server
 
 
+def parameters(model: type[BaseModel], *, confirm: str = "") -> list[inspect.Parameter]:
+    """A model's fields as keyword parameters (type, constraints, default, description), so
+    the SDK derives the tool's input schema from the model; `confirm` adds that flag."""
+    params = []
+    for name, info in model.model_fields.items():
+        default = (inspect.Parameter.empty if info.is_required()
+                   else info.get_default(call_default_factory=True))
+        kind = Annotated[(info.annotation, *info.metadata, Field(description=info.description))]
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
+                                        annotation=kind))
+    if confirm:
+        params.append(inspect.Parameter(CONFIRM, inspect.Parameter.KEYWORD_ONLY, default=False,
+                                        annotation=Annotated[bool, Field(description=confirm)]))
+    return params
+
+
+def _tool(server, name: str, description: str, params: list, run: Callable[[dict], dict]):
+    def tool(**arguments) -> dict[str, Any]:
+        return run(arguments)
+    tool.__name__ = tool.__qualname__ = name
+    tool.__signature__ = inspect.Signature(params, return_annotation=dict[str, Any])
+    server.tool(description=description)(tool)
+
+
 def _register(server, tools: MemoryTools, guarded, keys: str) -> None:
-    @server.tool(description=SEARCH_DOC)
-    def memory_search(
-        queryText: Annotated[Text, Field(description="Words to search for (full text).")] = None,
-        scopes: Annotated[list[Scope] | None, Field(
-            description="Only these scopes (session, workspace, user, global).")] = None,
-        domain: Annotated[Text, Field(description="e.g. 生活技能 or engineering.")] = None,
-        categoryPathPrefix: Annotated[list[str] | None, Field(
-            description="e.g. [\"生活技能\", \"做饭\"].")] = None,
-        types: Annotated[list[NodeType] | None, Field(description="Only these types.")] = None,
-        key: Annotated[Text, Field(description="A controlled key, e.g. avoid_ingredient.")] = None,
-        valueJson: Annotated[Any, Field(description="The key's value, e.g. \"香菜\".")] = None,
-        tags: Annotated[list[str] | None, Field(description="Has all these tags.")] = None,
-        entities: Annotated[list[str] | None, Field(
-            description="Mentions all these entities.")] = None,
-        userId: Annotated[Text, Field(description="Usually left out.")] = None,
-        workspaceId: Annotated[Text, Field(description="Usually left out.")] = None,
-        sessionId: Annotated[Text, Field(
-            description="Whose session memory to see; defaults to this server's session.")] = None,
-        includeExpired: Annotated[bool, Field(description="Also expired memories.")] = False,
-        includeSuperseded: Annotated[bool, Field(
-            description="Also older, superseded versions.")] = False,
-        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 20,
-    ) -> dict[str, Any]:
-        query = {"queryText": queryText, "scopes": scopes, "domain": domain,
-                 "categoryPathPrefix": categoryPathPrefix, "types": types, "key": key,
-                 "valueJson": valueJson, "tags": tags, "entities": entities, "userId": userId,
-                 "workspaceId": workspaceId, "sessionId": sessionId,
-                 "includeExpired": includeExpired, "includeSuperseded": includeSuperseded,
-                 "limit": limit}
-        return guarded(lambda: tools.search(query))
-
-    @server.tool(description=GET_DOC)
-    def memory_get(
-        id: Annotated[Text, Field(description="A memory id (or a unique prefix).")] = None,
-        type: Annotated[NodeType | None, Field(description="Memory type.")] = None,
-        key: Annotated[Text, Field(description="A controlled key.")] = None,
-        valueJson: Annotated[Any, Field(description="The key's value.")] = None,
-        scope: Annotated[Scope | None, Field(description="Only this scope.")] = None,
-        domain: Annotated[Text, Field(description="Only this domain.")] = None,
-    ) -> dict[str, Any]:
-        selector = {"id": id, "type": type, "key": key, "valueJson": valueJson,
-                    "scope": scope, "domain": domain}
-        return guarded(lambda: tools.get(selector))
-
-    @server.tool(description=PROPOSE_DOC.replace("{keys}", keys))
-    def memory_propose_update(
-        operation: Annotated[Operation, Field(description="What to do.")],
-        node: Annotated[NodeDraft, Field(
-            description="Partial<MemoryNode>: the fields to write; the service fills the rest.")],
-        reason: Annotated[str, Field(description="Why, in a few words.")],
-        targetId: Annotated[Text, Field(
-            description="The memory to update, supersede, expire or delete.")] = None,
-        confirm: Annotated[bool, Field(
-            description="True only after the user confirmed this change.")] = False,
-    ) -> dict[str, Any]:
-        request = {"operation": operation, "targetId": targetId,
-                   "node": node.model_dump(exclude_none=True), "reason": reason}
+    def propose(arguments: dict) -> dict:
+        confirm = arguments.pop(CONFIRM)
+        request = {**arguments, "node": arguments["node"].model_dump(exclude_none=True)}
         return guarded(lambda: tools.propose(request, confirm=confirm))
 
-    @server.tool(description=FORGET_DOC)
-    def memory_forget(
-        reason: Annotated[str, Field(description="Why, in a few words.")],
-        id: Annotated[Text, Field(description="One memory's id.")] = None,
-        scope: Annotated[Scope | None, Field(description="Only this scope.")] = None,
-        domain: Annotated[Text, Field(description="Only this domain.")] = None,
-        categoryPathPrefix: Annotated[list[str] | None, Field(
-            description="e.g. [\"生活技能\", \"做饭\", \"饮食偏好\"].")] = None,
-        type: Annotated[NodeType | None, Field(description="Only this type.")] = None,
-        key: Annotated[Text, Field(description="Only this controlled key.")] = None,
-        valueJson: Annotated[Any, Field(description="Only this value of the key.")] = None,
-        mode: Annotated[Literal["soft", "hard"], Field(
-            description="soft (default) or hard (erase for good).")] = "soft",
-        confirm: Annotated[bool, Field(
-            description="True only after the user confirmed the candidates.")] = False,
-    ) -> dict[str, Any]:
-        request = {"id": id, "scope": scope, "domain": domain,
-                   "categoryPathPrefix": categoryPathPrefix, "type": type, "key": key,
-                   "valueJson": valueJson, "mode": mode, "reason": reason}
-        return guarded(lambda: tools.forget(request, confirm=confirm))
+    def forget(arguments: dict) -> dict:
+        confirm = arguments.pop(CONFIRM)
+        return guarded(lambda: tools.forget(arguments, confirm=confirm))
+
+    _tool(server, "memory_search", SEARCH_DOC, parameters(MemoryQuery),
+          lambda arguments: guarded(lambda: tools.search(arguments)))
+    _tool(server, "memory_get", GET_DOC, parameters(MemorySelector),
+          lambda arguments: guarded(lambda: tools.get(arguments)))
+    _tool(server, "memory_propose_update", PROPOSE_DOC.replace("{keys}", keys),
+          parameters(ProposeUpdate, confirm="True only after the user confirmed this change."),
+          propose)
+    _tool(server, "memory_forget", FORGET_DOC,
+          parameters(ForgetRequest, confirm="True only after the user confirmed the candidates."),
+          forget)
 
 
 def serve(*, workspace: str | None = None, session: str | None = None) -> None:

@@ -129,21 +129,38 @@ class TargetSelector(Model):
 
 
 class MemoryQuery(Model):
-    userId: Optional[str] = None
-    workspaceId: Optional[str] = None
-    sessionId: Optional[str] = None
-    scopes: Optional[List[Scope]] = None
-    domain: Optional[str] = None
-    categoryPathPrefix: Optional[List[str]] = None
-    types: Optional[List[NodeType]] = None
-    key: Optional[str] = None
-    valueJson: Any = None
-    tags: Optional[List[str]] = None
-    entities: Optional[List[str]] = None
-    queryText: Optional[str] = None
-    includeExpired: bool = False
-    includeSuperseded: bool = False
-    limit: int = Field(default=20, ge=1, le=1000)
+    userId: Optional[str] = Field(default=None, description="Usually left out.")
+    workspaceId: Optional[str] = Field(default=None, description="Usually left out.")
+    sessionId: Optional[str] = Field(
+        default=None, description="Whose session memory to see; defaults to the caller's session.")
+    scopes: Optional[List[Scope]] = Field(
+        default=None, description="Only these scopes (session, workspace, user, global).")
+    domain: Optional[str] = Field(default=None, description="e.g. 生活技能 or engineering.")
+    categoryPathPrefix: Optional[List[str]] = Field(
+        default=None, description='e.g. ["生活技能", "做饭"].')
+    types: Optional[List[NodeType]] = Field(default=None, description="Only these types.")
+    key: Optional[str] = Field(default=None,
+                               description="A controlled key, e.g. avoid_ingredient.")
+    valueJson: Any = Field(default=None, description='The key\'s value, e.g. "香菜".')
+    tags: Optional[List[str]] = Field(default=None, description="Has all these tags.")
+    entities: Optional[List[str]] = Field(default=None,
+                                          description="Mentions all these entities.")
+    queryText: Optional[str] = Field(default=None,
+                                     description="Words to search for (full text).")
+    includeExpired: bool = Field(default=False, description="Also expired memories.")
+    includeSuperseded: bool = Field(default=False,
+                                    description="Also older, superseded versions.")
+    limit: int = Field(default=20, ge=1, le=1000, description="At most this many.")
+
+
+class MemorySelector(Model):
+    """memory_get input: one memory by id, or the current one for a type, key, value..."""
+    id: Optional[str] = Field(default=None, description="A memory id (or a unique prefix).")
+    type: Optional[NodeType] = Field(default=None, description="Memory type.")
+    key: Optional[str] = Field(default=None, description="A controlled key.")
+    valueJson: Any = Field(default=None, description="The key's value.")
+    scope: Optional[Scope] = Field(default=None, description="Only this scope.")
+    domain: Optional[str] = Field(default=None, description="Only this domain.")
 
 
 class OmittedNode(Model):
@@ -179,10 +196,13 @@ class MemoryExtraction(Model):
 
 class ProposeUpdate(Model):
     """memory_propose_update input."""
-    operation: Literal[OPERATIONS]  # type: ignore[valid-type]
-    targetId: Optional[str] = None
-    node: NodeDraft = Field(default_factory=NodeDraft)
-    reason: str
+    operation: Literal[OPERATIONS] = Field(description="What to do.")  # type: ignore[valid-type]
+    targetId: Optional[str] = Field(
+        default=None, description="The memory to update, supersede, expire or delete.")
+    node: NodeDraft = Field(
+        default_factory=NodeDraft,
+        description="Partial<MemoryNode>: the fields to write; the service fills the rest.")
+    reason: str = Field(description="Why, in a few words.")
 
 
 class ProposeResult(Model):
@@ -202,15 +222,17 @@ class ProposeResult(Model):
 
 class ForgetRequest(Model):
     """memory_forget input."""
-    id: Optional[str] = None
-    scope: Optional[Scope] = None
-    domain: Optional[str] = None
-    categoryPathPrefix: Optional[List[str]] = None
-    type: Optional[NodeType] = None
-    key: Optional[str] = None
-    valueJson: Any = None
-    mode: Literal["soft", "hard"] = "soft"
-    reason: str
+    id: Optional[str] = Field(default=None, description="One memory's id.")
+    scope: Optional[Scope] = Field(default=None, description="Only this scope.")
+    domain: Optional[str] = Field(default=None, description="Only this domain.")
+    categoryPathPrefix: Optional[List[str]] = Field(
+        default=None, description='e.g. ["生活技能", "做饭", "饮食偏好"].')
+    type: Optional[NodeType] = Field(default=None, description="Only this type.")
+    key: Optional[str] = Field(default=None, description="Only this controlled key.")
+    valueJson: Any = Field(default=None, description="Only this value of the key.")
+    mode: Literal["soft", "hard"] = Field(
+        default="soft", description="soft (default) or hard (erase for good).")
+    reason: str = Field(description="Why, in a few words.")
 
 
 class ForgetCandidate(Model):

