@@ -197,8 +197,13 @@ def do_expire(*, as_json=False, quiet=False, workspace=None):
         human.lines([f"expired {i}" for i in result["expiredIds"]] or ["nothing to expire"])
 
 
-EDITABLE = ("scope", "domain", "categoryPath", "type", "key", "valueJson", "title", "content",
-            "confidence", "importance", "tags", "entities", "expiresAt")
+# A NodeDraft's fields but its status, links and provenance, which other commands change.
+NOT_EDITABLE = {"status", "sourceMessageIds", "sessionId", "supersedesId", "parentId", "explicit"}
+
+
+def editable_fields() -> list[str]:
+    from .models import NodeDraft
+    return [name for name in NodeDraft.model_fields if name not in NOT_EDITABLE]
 
 
 def do_edit(identifier, *, reason="", yes=False, as_json=False, quiet=False, workspace=None):
@@ -211,7 +216,7 @@ def do_edit(identifier, *, reason="", yes=False, as_json=False, quiet=False, wor
         node = svc.find_node(identifier)
         if node["scope"] == "global":
             raise Rejected("global memory is read-only", "remember your own version instead")
-        before = {k: node.get(k) for k in EDITABLE}
+        before = {k: node.get(k) for k in editable_fields()}
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         with tempfile.NamedTemporaryFile("w+", suffix=".json", prefix=f"{node['id']}-",
                                          encoding="utf-8", delete=False) as handle:

@@ -19,8 +19,9 @@ class Opt:
     """One option: how it is spelt, parsed, checked, documented and completed.
 
     kind: value (text), int, float, flag (no value) or append (repeatable text).
-    choices / range: what a given value must be; a value outside is refused with `refusal`,
-    the exit code the same value got before the check moved here.
+    choices / range: what a given value must be; a choice is matched as the service matches
+    it (case and outer spaces aside). A value outside is refused with the `refusal` exit code,
+    and the hint suggests `example`, else the default.
     complete: values to offer, or the name of a node column whose known values are offered.
     field: the design's name for what the option fills (categoryPath, valueJson, ...).
     """
@@ -448,6 +449,6 @@ def flag(param: str) -> str:
     raise KeyError(param)
 
 
-def command_line(name: str, *params: str, arg: str = "") -> str:
-    """`ekko-mem NAME [ARG] --flag ...` for a hint that names the next command to run."""
-    return " ".join(["ekko-mem", name, *filter(None, [arg]), *map(flag, params)])
+def command_line(name: str, *params: str) -> str:
+    """`ekko-mem NAME --flag ...`, for a hint that names the next command to run."""
+    return " ".join(["ekko-mem", name, *map(flag, params)])
