@@ -201,9 +201,13 @@ def parameters(model: type[BaseModel], *, confirm: str = "") -> list[inspect.Par
     the SDK derives the tool's input schema from the model; `confirm` adds that flag."""
     params = []
     for name, info in model.model_fields.items():
-        default = (inspect.Parameter.empty if info.is_required()
-                   else info.get_default(call_default_factory=True))
-        kind = Annotated[(info.annotation, *info.metadata, Field(description=info.description))]
+        field = Field(description=info.description)
+        default = inspect.Parameter.empty
+        if info.default_factory is not None:  # made per call, and no default shown in the schema
+            field = Field(description=info.description, default_factory=info.default_factory)
+        elif not info.is_required():
+            default = info.default
+        kind = Annotated[(info.annotation, *info.metadata, field)]
         params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default,
                                         annotation=kind))
     if confirm:
