@@ -110,7 +110,7 @@ def write_nodes(gen: Generator, root: Path, env: dict) -> dict:
                 elif status == "superseded":
                     node["status"] = "superseded"
                 store.nodes.insert_node(node)
-                svc._audit(store, "create", node, "import", "bench import", after=node)
+                svc.audit_log.record(store, "create", node, "import", "bench import", after=node)
     took = time.perf_counter() - started
     store.checkpoint()
     svc.close()

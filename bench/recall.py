@@ -211,8 +211,8 @@ def _no_time():
 
 
 def _no_pairs():
-    from ekko_mem.service.recall import RecallService
-    RecallService._partners = lambda self, *args: {}
+    from ekko_mem.service.recall import Recall
+    Recall._partners = lambda self, *args: {}
 
 
 def _no_stop_words():

@@ -64,3 +64,20 @@ class NotFound(EkkoError):
 class StoreUnavailable(EkkoError):
     code = ExitCode.STORE_UNAVAILABLE
     slug = "store_unavailable"
+
+
+class Answer(dict):
+    """A design answer: a JSON object. The design's APIs answer a refusal rather than raise it;
+    the answer then keeps the typed error in `error`, so a caller that must fail raises exactly
+    what was refused, not an error rebuilt from its exit code."""
+
+    def __init__(self, fields: dict, error: EkkoError | None = None) -> None:
+        super().__init__(fields)
+        self.error = error
+
+
+def refusal(error: EkkoError, fields: dict) -> Answer:
+    """`fields` with the refusal's reason, hint, code and data, carrying `error`."""
+    return Answer({**fields, "reason": error.message, "hint": error.hint,
+                   "requiresConfirmation": isinstance(error, NeedsConfirmation),
+                   "code": int(error.code), **error.data}, error)

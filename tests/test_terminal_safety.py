@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from ekko_mem.render.terminal import json_safe, printable
+from ekko_mem.policy.printable import json_safe, printable
 
 HOSTILE = "evil\x1b]0;pwned\x07\x1b[2J\x1b[31mred\x9b1;1H\x9d8;;http://x\x9c\x01\x7f\x85 end"
 CONTROLS = [chr(c) for c in range(0x20) if chr(c) not in "\n\t"] + [chr(c) for c in

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from .terminal import printable
+from ..policy.printable import printable
 
 
 def _console(color: bool):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .terminal import json_safe
+from ..policy.printable import json_safe
 
 
 def dump(obj) -> str:

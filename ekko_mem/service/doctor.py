@@ -14,6 +14,7 @@ import stat
 from contextlib import suppress
 
 from ..errors import EkkoError, UsageError
+from .stores import UseCase
 
 RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 'ekko-mem"
            " import' a recent 'ekko-mem export' file")
@@ -89,7 +90,11 @@ class _Db:
                 self.store.close()
 
 
-class DoctorService:
+class Doctor(UseCase):
+    def __init__(self, stores, nodes) -> None:
+        super().__init__(stores)
+        self.nodes = nodes
+
     def doctor(self, *, repair: bool = False, scan: str | None = None) -> dict:
         """Check (and with repair, fix) each db; with `scan`, also prove that text is gone."""
         checks: list[dict] = []
@@ -118,7 +123,7 @@ class DoctorService:
         from pathlib import Path
         out = []
         try:
-            out.append(_Db("workspace", Path(self.db_path), repair))
+            out.append(_Db("workspace", Path(self.stores.db_path), repair))
         except EkkoError as exc:
             checks.append(_check("workspace", "found", False, _describe(exc, "")))
         user = Path(self.env.user_db())
@@ -342,7 +347,7 @@ class DoctorService:
 
     def _expire(self, store, now: str) -> str:
         with store.db.atomic():
-            return f"marked {len(self._sweep_expired(store, now))} expired"
+            return f"marked {len(self.nodes.sweep_expired(store, now))} expired"
 
     # -- references, reported for a person to judge --------------------------------------------
     def _check_chains(self, db: _Db) -> dict:

@@ -8,7 +8,8 @@ from ..errors import NeedsConfirmation, Rejected
 from ..ids import new_id
 from ..policy import scope as scope_policy
 from ..policy.schema import Schema
-from ..policy.vocab import SCOPES, TYPES, choose
+from ..policy.vocab import SCOPES, STATUSES, TYPES, choose
+from .stores import UseCase
 
 TITLE_MAX = 80
 
@@ -36,7 +37,7 @@ def _unit(value, field: str, default: float) -> float:
     return number
 
 
-class DraftMixin:
+class Drafts(UseCase):
     _schema = None
 
     @property
@@ -62,7 +63,7 @@ class DraftMixin:
         notes: list[str] = []
         node = self._fill(draft, actor, session)
         rule = self.schema.rule_for(node["domain"], node["categoryPath"], node["type"])
-        problem = self._check_key(node, rule)
+        problem = self.check_key(node, rule)
         if problem:
             if actor == "user" or node["scope"] == "global":
                 raise Rejected(*problem)
@@ -77,10 +78,10 @@ class DraftMixin:
             notes.append(why)
             node["scope"] = "session"
             if node.get("expiresAt") is None and scope_policy.looks_temporary(node):
-                node["expiresAt"] = self._end_of_day()
+                node["expiresAt"] = self.end_of_day()
         if verdict == "confirm" and not confirm:
             raise NeedsConfirmation(why, "rerun with --yes (or confirm) if the user said so")
-        self._check_sensitive(node, confirm)
+        self.check_sensitive(node, confirm)
         self._bind_owner(node)
         return node, notes
 
@@ -166,7 +167,7 @@ class DraftMixin:
             raise Rejected("key must be a non-empty string", "pass --key avoid_ingredient")
         return canonical_key(key, self.schema.synonyms)
 
-    def _check_key(self, node: dict, rule: dict | None) -> tuple[str, str] | None:
+    def check_key(self, node: dict, rule: dict | None) -> tuple[str, str] | None:
         key = node.get("key")
         if key is None:
             return None
@@ -183,7 +184,7 @@ class DraftMixin:
         node["valueJson"] = value
         return None
 
-    def _check_sensitive(self, node: dict, confirm: bool) -> None:
+    def check_sensitive(self, node: dict, confirm: bool) -> None:
         """Credentials need confirmation in any scope; other personal data only in the
         lasting scopes. Every field counts, the category and domain included."""
         policy = self.config.get("sensitive.policy")
@@ -225,7 +226,7 @@ class DraftMixin:
         from ..policy.timeexpr import parse_when
         return format_time(parse_when(str(text), self.env.now()))
 
-    def _end_of_day(self) -> str:
+    def end_of_day(self) -> str:
         from ..policy.timeexpr import end_of_local_day
         return format_time(end_of_local_day(self.env.now()))
 
@@ -239,3 +240,9 @@ class DraftMixin:
             return json.loads(text)
         except ValueError:
             return text
+
+    @staticmethod
+    def check_choice(kind: str, value: str | None):
+        """A scope, type or status in its canonical spelling (None stays None)."""
+        table = {"scope": SCOPES, "type": TYPES, "status": STATUSES}[kind]
+        return None if value is None else choose(kind, value, table)

@@ -12,6 +12,7 @@ import os
 
 from ..errors import StoreUnavailable
 from ..trust import db_files
+from .stores import UseCase
 
 # Copies are found by id first (versions, summary ranges, context runs' used ids, audit
 # records of the node). Text is matched only when it is distinctive: a shorter text ("note",
@@ -39,8 +40,12 @@ def distinctive(texts) -> list[str]:
     return [t for t in dict.fromkeys(texts) if len(t.encode("utf-8")) >= MIN_BYTES]
 
 
-class ErasureService:
-    def _hard_delete(self, found, reason, actor, purge_sources) -> dict:
+class Erasure(UseCase):
+    def __init__(self, stores, audit_log) -> None:
+        super().__init__(stores)
+        self.audit_log = audit_log
+
+    def hard_delete(self, found, reason, actor, purge_sources) -> dict:
         """Erase `found` [(node, store)] and, with purge_sources, their source messages."""
         report = new_report()
         stores = list({id(s): s for _, s in found}.values())
@@ -49,11 +54,11 @@ class ErasureService:
                 self._erase_nodes(store, [n for n, o in found if o is store], reason, actor,
                                   purge_sources, report)
                 store.nodes.optimize_fts()
-            self._checkpoint(store, report)
+            self.checkpoint(store, report)
         if purge_sources:
-            self._finish_pending([(s, [n["id"] for n, o in found if o is s]) for s in stores],
+            self.finish_pending([(s, [n["id"] for n, o in found if o is s]) for s in stores],
                                  reason, actor, report)
-        self._erase_citing(report, reason, actor)
+        self.erase_citing(report, reason, actor)
         return report
 
     def _erase_nodes(self, store, nodes, reason, actor, purge_sources, report) -> None:
@@ -71,7 +76,7 @@ class ErasureService:
             store.nodes.hard_delete_node(node["id"])
             store.nodes.scrub_events(node["id"])
             store.nodes.detach_successors(node["id"])
-            self._audit(store, "delete", {"id": node["id"], "userId": node.get("userId"),
+            self.audit_log.record(store, "delete", {"id": node["id"], "userId": node.get("userId"),
                                           "workspaceId": node.get("workspaceId")},
                         actor, reason or "hard delete", after={"mode": "hard"})
         if purge_sources:
@@ -123,7 +128,7 @@ class ErasureService:
             covering + store.erasure.summaries_containing(words))
         store.erasure.drop_context_runs(message_ids, words)
         store.erasure.scrub_event_copies(message_ids, words)
-        self._audit(store, "purge", {"id": None}, actor, reason or "purge sources",
+        self.audit_log.record(store, "purge", {"id": None}, actor, reason or "purge sources",
                     after={"messagesRemoved": removed, "messageIds": message_ids})
 
     def purge_messages(self, message_ids: list[str], *, reason: str = "",
@@ -136,11 +141,11 @@ class ErasureService:
             if present:
                 self._purge_in(store, present, [], reason, actor, report)
                 store.nodes.optimize_fts()
-        self._checkpoint(store, report)
-        self._erase_citing(report, reason, actor)
+        self.checkpoint(store, report)
+        self.erase_citing(report, reason, actor)
         return report
 
-    def _erase_citing(self, report, reason, actor) -> None:
+    def erase_citing(self, report, reason, actor) -> None:
         """Memories taken from purged messages hold their text too: in this workspace they go
         with the messages, in the user db here. Earlier runs' unfinished sweeps are done too,
         so a rerun finishes a run that stopped between the two dbs."""
@@ -153,19 +158,19 @@ class ErasureService:
             purged |= set(workspace.erasure.pending_purges([SWEEP]).get(SWEEP, []))
         if not purged:
             return
-        for _, store in self._stores():
+        for _, store in self.stores.existing():
             citing = store.erasure.nodes_citing(sorted(purged))
             if not citing:
                 continue
             with store.db.atomic():
                 self._erase_nodes(store, citing, reason, actor, False, report)
                 store.nodes.optimize_fts()
-            self._checkpoint(store, report)
+            self.checkpoint(store, report)
         if workspace is not None:
             workspace.erasure.clear_pending_purges(sorted(purged), node_id=SWEEP)
 
     # -- the other db ----------------------------------------------------------------------
-    def _finish_pending(self, stores_and_ids, reason, actor, report) -> None:
+    def finish_pending(self, stores_and_ids, reason, actor, report) -> None:
         """Purge recorded source messages wherever they are: this workspace first, then
         the workspaces user memories were written from."""
         for store, node_ids in stores_and_ids:
@@ -200,7 +205,7 @@ class ErasureService:
                         self._purge_in(store, here, [], reason, actor, report)
                         store.nodes.optimize_fts()
                     left -= set(here) | (store.health.purged_message_ids() & left)
-                self._checkpoint(store, report)
+                self.checkpoint(store, report)
             finally:
                 if owned:
                     store.close()
@@ -214,11 +219,11 @@ class ErasureService:
         places = []
         current_root = None
         try:
-            current_root = self.root
+            current_root = self.stores.root
             places.append((current_root, lambda: (self.store, False)))
         except StoreUnavailable:
             pass
-        user = self.user_store()
+        user = self.stores.user_store()
         for _, root in (user.erasure.known_workspaces() if user is not None else []):
             if root != current_root:
                 places.append((root, lambda root=root: (self._open_other(root), True)))
@@ -229,10 +234,10 @@ class ErasureService:
         path = os.path.join(root, DIR_NAME, DB_NAME)
         if not os.path.exists(path):
             raise StoreUnavailable("its memory db is gone", "")
-        self._trusted(*db_files(path))
-        return self._open_db(path)
+        self.stores.trusted(*db_files(path))
+        return self.stores.open_db(path)
 
-    def _checkpoint(self, store, report) -> None:
+    def checkpoint(self, store, report) -> None:
         report["_stores"].append(store)
         if not store.erasure.checkpoint_truncate():
             report["notCheckpointed"].append(store.path)

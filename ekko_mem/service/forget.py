@@ -1,14 +1,22 @@
 """memory_forget: soft by default, hard on request, with confirmation for anything broad."""
 from __future__ import annotations
 
-from ..errors import NeedsConfirmation, NotFound, Rejected
+from ..errors import (Answer, EkkoError, NeedsConfirmation, NotFound, Rejected, StoreUnavailable,
+                      refusal)
 from ..policy.vocab import ACTORS, choose
-from .erasure import ErasureService
+from .stores import UseCase
 
 ALL_STATUSES = ["active", "superseded", "expired", "deleted"]
 
 
-class ForgetService(ErasureService):
+class Forget(UseCase):
+    def __init__(self, stores, drafts, queries, audit_log, erasure) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.queries = queries
+        self.audit_log = audit_log
+        self.erasure = erasure
+
     def forget(self, selector: dict, *, mode: str = "soft", reason: str = "",
                confirm: bool = False, purge_sources: bool = False,
                actor: str = "user", verify: bool = False) -> dict:
@@ -37,21 +45,21 @@ class ForgetService(ErasureService):
                     "candidates": [{"id": n["id"], "title": n["title"], "scope": n["scope"],
                                     "status": n["status"]} for n, _ in found]})
             if mode == "hard":
-                return self._settle(_outcome(self._hard_delete(
+                return self._settle(_outcome(self.erasure.hard_delete(
                     found, reason, actor, purge_sources), reason or "hard delete"), verify)
             deleted = self._soft_delete(found, reason, actor)
             return {"deletedIds": deleted, "mode": mode, "reason": reason or "forgotten"}
         except (Rejected, NeedsConfirmation, NotFound) as exc:
-            return _refused(exc, mode)
+            return refusal(exc, {"deletedIds": [], "mode": mode})
 
     def _forget_candidates(self, selector: dict, mode: str) -> list[tuple[dict, object]]:
         statuses = ALL_STATUSES if mode == "hard" else ["active", "expired"]
         if selector.get("id"):
-            node = self.find_node(selector["id"])
+            node = self.queries.find_node(selector["id"])
             if node["status"] not in statuses:
                 raise NotFound(f"{node['id']} is already {node['status']}",
                                "use --hard to remove it for good")
-            return [(node, self._store_for(node["scope"]))]
+            return [(node, self.stores.for_scope(node["scope"]))]
         f = {"statuses": statuses}
         for name, field in (("domain", "domain"), ("key", "key"), ("valueJson", "valueJson"),
                             ("categoryPathPrefix", "categoryPrefix"),
@@ -59,12 +67,12 @@ class ForgetService(ErasureService):
             if selector.get(name) is not None:
                 f[field] = selector[name]
         if f.get("key"):
-            f["key"] = self.schema_key(f["key"])
+            f["key"] = self.drafts.schema_key(f["key"])
         if isinstance(f.get("categoryPrefix"), str):
             f["categoryPrefix"] = [p for p in f["categoryPrefix"].split("/") if p]
         if selector.get("type"):
-            f["types"] = [self.check_choice("type", selector["type"])]
-        scope = self.check_choice("scope", selector.get("scope"))
+            f["types"] = [self.drafts.check_choice("type", selector["type"])]
+        scope = self.drafts.check_choice("scope", selector.get("scope"))
         whole = selector.get("workspace") or selector.get("user")
         if len(f) == 1 and not scope and not whole:
             raise Rejected("forget needs an id or a selector",
@@ -72,7 +80,7 @@ class ForgetService(ErasureService):
         if scope == "global":
             raise Rejected("global memory is read-only", "it ships with ekko-mem")
         found = []
-        for name, store in self._stores():
+        for name, store in self.stores.existing():
             if selector.get("user") and name != "user" or selector.get("workspace") and \
                     name != "workspace":
                 continue
@@ -97,14 +105,14 @@ class ForgetService(ErasureService):
                         continue
                     store.nodes.set_status(node["id"], "deleted", now)
                     after = {**node, "status": "deleted", "updatedAt": now}
-                    self._audit(store, "delete", after, actor, reason or "forgotten",
+                    self.audit_log.record(store, "delete", after, actor, reason or "forgotten",
                                 before=node, after=after)
         return [n["id"] for n, _ in found]
 
     def _finish_erased(self, node_id, reason, actor, purge_sources, confirm) -> dict | None:
         """The same hard delete run again after it was interrupted: the node is gone, so
         finish what may be left (pending source purges, the WAL checkpoint)."""
-        stores = self._stores()
+        stores = self.stores.existing()
         if any(store.nodes.get_node(node_id) for _, store in stores):
             return None
         mine = [store for _, store in stores if store.erasure.was_hard_deleted(node_id)
@@ -117,24 +125,27 @@ class ForgetService(ErasureService):
         from .erasure import new_report
         report = new_report()
         if purge_sources:
-            self._finish_pending([(store, [node_id]) for store in mine], reason, actor, report)
-        self._erase_citing(report, reason, actor)
+            self.erasure.finish_pending([(store, [node_id]) for store in mine], reason, actor,
+                                        report)
+        self.erasure.erase_citing(report, reason, actor)
         for store in mine:
-            self._checkpoint(store, report)
+            self.erasure.checkpoint(store, report)
         return _outcome({**report, "alreadyErased": [node_id]},
                         reason or "hard delete")
 
     def _settle(self, outcome: dict, verify: bool) -> dict:
         """With --verify, prove it: a scan that finds the text again fails the command."""
         if verify:
-            outcome["verify"] = self.verify_erasure(outcome)
+            outcome["verify"] = self.erasure.verify_erasure(outcome)
             if outcome["verify"]["clean"] is False and not outcome.get("code"):
                 check = outcome["verify"]
                 where = ", ".join(check["filesWithText"]) or "the full-text index"
-                outcome.update(code=1, reason=f"erased, but the text is still in {where}"
-                               + (f" ({check['liveCopies']} live records say the same)"
-                                  if check["liveCopies"] else ""),
-                               hint="forget those records too, then run the command again")
+                error = EkkoError(f"erased, but the text is still in {where}"
+                                  + (f" ({check['liveCopies']} live records say the same)"
+                                     if check["liveCopies"] else ""),
+                                  "forget those records too, then run the command again")
+                outcome.update(code=int(error.code), reason=error.message, hint=error.hint)
+                outcome.error = error
         outcome.pop("_texts", None)
         outcome.pop("_stores", None)
         return outcome
@@ -155,18 +166,13 @@ class ForgetService(ErasureService):
             if unknown and not set(unknown) <= self.store.health.purged_message_ids():
                 raise NotFound(f"no message {unknown[0]}",
                                "check the id with 'ekko-mem history'")
-            report = self.purge_messages(message_ids, reason=reason, actor=actor)
+            report = self.erasure.purge_messages(message_ids, reason=reason, actor=actor)
             return self._settle(_outcome(report, reason or "purge"),
                                 verify)
         except (Rejected, NeedsConfirmation, NotFound) as exc:
-            return _refused(exc, mode)
+            return refusal(exc, {"deletedIds": [], "mode": mode})
 
 
-def _refused(exc, mode: str) -> dict:
-    """A refusal as an answer (the design's memory_forget never raises for these)."""
-    return {"deletedIds": [], "mode": mode, "requiresConfirmation":
-            isinstance(exc, NeedsConfirmation), "reason": exc.message, "hint": exc.hint,
-            "code": int(exc.code), **exc.data}
 
 
 def _outcome(report: dict, reason: str) -> dict:
@@ -174,12 +180,17 @@ def _outcome(report: dict, reason: str) -> dict:
     out = {"mode": "hard", "reason": reason, **report}
     if report["pending"]:
         first = report["pending"][0]
-        out.update(code=6, reason=f"erased here, but source message {first['messageId']} is"
-                   f" {first['reason']}", hint=f"run 'ekko-mem forget {first['nodeId']} --hard"
-                   " --purge-sources --yes' there (or here again once it can be opened)"
-                   " to finish")
-    elif report["notCheckpointed"]:
-        out.update(code=6, reason=f"erased from the tables, but another process reading"
-                   f" {report['notCheckpointed'][0]} keeps the old pages in its -wal file",
-                   hint="close that reader and run the same command again to finish")
-    return out
+        return _unfinished(out, f"erased here, but source message {first['messageId']} is"
+                           f" {first['reason']}", f"run 'ekko-mem forget {first['nodeId']}"
+                           " --hard --purge-sources --yes' there (or here again once it can be"
+                           " opened) to finish")
+    if report["notCheckpointed"]:
+        return _unfinished(out, "erased from the tables, but another process reading"
+                           f" {report['notCheckpointed'][0]} keeps the old pages in its -wal"
+                           " file", "close that reader and run the same command again to finish")
+    return Answer(out)
+
+
+def _unfinished(out: dict, reason: str, hint: str) -> Answer:
+    error = StoreUnavailable(reason, hint)
+    return Answer({**out, "code": int(error.code), "reason": reason, "hint": hint}, error)

@@ -11,6 +11,7 @@ import os
 import sys
 
 from ..errors import Rejected, StoreUnavailable
+from .stores import UseCase
 
 BEGIN = "# >>> ekko-mem post-commit >>>"
 END = "# <<< ekko-mem post-commit <<<"
@@ -45,16 +46,21 @@ def _block(binary: str, workspace: str) -> str:
         END, ""])
 
 
-class HookService:
+class Hooks(UseCase):
+    def __init__(self, stores, messages, nodes) -> None:
+        super().__init__(stores)
+        self.messages = messages
+        self.nodes = nodes
+
     def _hook_path(self) -> str:
-        path = _git(["rev-parse", "--git-path", "hooks/post-commit"], self.root).strip()
-        return path if os.path.isabs(path) else os.path.join(str(self.root), path)
+        path = _git(["rev-parse", "--git-path", "hooks/post-commit"], self.stores.root).strip()
+        return path if os.path.isabs(path) else os.path.join(str(self.stores.root), path)
 
     def install_hooks(self) -> dict:
         path = self._hook_path()
         binary = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0].endswith(
             "ekko-mem") else (os.path.join(os.path.dirname(sys.executable), "ekko-mem"))
-        block = _block(binary, str(self.root))
+        block = _block(binary, str(self.stores.root))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         existing = None
         if os.path.exists(path):
@@ -96,7 +102,7 @@ class HookService:
 
     def record_commit(self, rev: str = "HEAD") -> dict:
         """Log a commit as a tool message in the hooks session, once per sha."""
-        root = self.root
+        root = self.stores.root
         sha = _git(["rev-parse", rev], root).strip()
         session = self.config.get("hooks.session")
         if self.store.messages.find_commit_message(session, sha):
@@ -106,7 +112,7 @@ class HookService:
         paths = _git(["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", sha],
                      root).split()
         trailers = _git(["log", "-1", "--format=%(trailers:only,unfold)", sha], root)
-        message = self.log_message(subject or sha, session=session, role="tool", meta={
+        message = self.messages.log_message(subject or sha, session=session, role="tool", meta={
             "source": "git", "sha": sha, "branch": branch, "paths": paths[:200]})
         recorded = []
         if self.config.get("hooks.trailers"):
@@ -114,7 +120,7 @@ class HookService:
                 key, sep, value = line.partition(":")
                 kind = TRAILERS.get(key.strip().lower())
                 if sep and kind and value.strip():
-                    result = self.propose_update("create", {
+                    result = self.nodes.propose_update("create", {
                         "scope": "workspace", "type": kind, "domain": "engineering",
                         "categoryPath": ["engineering", f"{kind}s"], "title": value.strip(),
                         "content": value.strip(), "tags": ["git"],

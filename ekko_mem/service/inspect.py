@@ -3,9 +3,15 @@ from __future__ import annotations
 
 from ..errors import NotFound, Rejected
 from ..ids import kind_of
+from .stores import UseCase
 
 
-class InspectService:
+class Inspect(UseCase):
+    def __init__(self, stores, queries, audit_log) -> None:
+        super().__init__(stores)
+        self.queries = queries
+        self.audit_log = audit_log
+
     def audit(self, *, node_id: str | None = None, since: str | None = None,
               limit: int = 50) -> list[dict]:
         if limit < 1:
@@ -15,14 +21,14 @@ class InspectService:
         if since:
             since = self._normalise_since(since)
         events: list[dict] = []
-        for _, store in self._stores():
+        for _, store in self.stores.existing():
             events += store.nodes.list_events(node_id=node_id, since=since, limit=limit)
         events.sort(key=lambda e: (e["createdAt"], e["id"]), reverse=True)
         return events[:limit]
 
     def _node_id_for_audit(self, node_id: str) -> str:
         try:
-            return self.find_node(node_id)["id"]
+            return self.queries.find_node(node_id)["id"]
         except NotFound:
             return node_id  # a hard-deleted node keeps its audit rows
 
@@ -38,8 +44,8 @@ class InspectService:
 
     def _find_event(self, event_id: str):
         full = event_id if event_id.startswith("evt_") and len(event_id) > 20 else \
-            self.resolve_id(event_id, kinds=("event",))
-        for _, store in self._stores():
+            self.queries.resolve_id(event_id, kinds=("event",))
+        for _, store in self.stores.existing():
             event = store.nodes.get_event(full)
             if event is not None:
                 return event, store
@@ -78,7 +84,7 @@ class InspectService:
             store.nodes.replace_node(restored)
             changed.insert(0, current["id"])
             event_after = {"undoneEventId": event["id"], "before": current, "after": restored}
-            undo_id = self._audit(store, "undo", restored, actor,
+            undo_id = self.audit_log.record(store, "undo", restored, actor,
                                   reason or f"undo {event['id']}", before=current,
                                   after=event_after)
         return {"undoneEventId": event["id"], "eventId": undo_id, "changedIds": changed}
@@ -94,8 +100,8 @@ class InspectService:
         full = self._resolve_any(identifier)
         kind = kind_of(full)
         if kind == "node":
-            node = self.find_node(full)
-            store = self._store_for(node["scope"]) if node["scope"] != "global" else None
+            node = self.queries.find_node(full)
+            store = self.stores.for_scope(node["scope"]) if node["scope"] != "global" else None
             chain = self._chain(node)
             events = [e for n in chain for e in store.nodes.list_events(node_id=n["id"], limit=200)
                       ] if store else []
@@ -105,7 +111,7 @@ class InspectService:
                     if node.get("sourceMessageIds") else [], "events": events}
         if kind == "message":
             msg = self.store.messages.get_message(full)
-            cited = [n for _, store in self._stores() for n in store.nodes.find_nodes(
+            cited = [n for _, store in self.stores.existing() for n in store.nodes.find_nodes(
                 {"sourceMessageId": full, "statuses": ["active", "superseded", "expired",
                                                        "deleted"]}, limit=100)]
             return {"kind": "message", "message": msg, "nodes": cited}
@@ -124,17 +130,18 @@ class InspectService:
         return {"kind": "event", "event": event}
 
     def _resolve_any(self, identifier: str) -> str:
-        for _, store in self._stores():
+        for _, store in self.stores.existing():
             for getter in (store.nodes.get_node, store.nodes.get_event):
                 if getter(identifier) is not None:
                     return identifier
-        if self.global_store() is not None and self.global_store().nodes.get_node(identifier):
+        seed = self.stores.global_store()
+        if seed is not None and seed.nodes.get_node(identifier):
             return identifier
-        return self.resolve_id(identifier)
+        return self.queries.resolve_id(identifier)
 
     def _chain(self, node: dict) -> list[dict]:
         """Every version of this memory, oldest first."""
-        store = self._store_for(node["scope"]) if node["scope"] != "global" else None
+        store = self.stores.for_scope(node["scope"]) if node["scope"] != "global" else None
         if store is None:
             return [node]
         older = []

@@ -4,9 +4,10 @@ from __future__ import annotations
 from ..errors import NotFound, Rejected
 from ..ids import new_id
 from ..policy.records import json_objects, normalise_message, parse_meta_pairs
+from .stores import UseCase
 
 
-class MessageService:
+class Messages(UseCase):
     def log_message(self, content: str, *, session: str | None = None, role: str = "user",
                     parent: str | None = None, meta: list[str] | dict | None = None,
                     confirm: bool = False) -> dict:
@@ -39,7 +40,7 @@ class MessageService:
             except Rejected as exc:
                 raise Rejected(f"{where}{exc.message}",
                                exc.hint + ("; nothing was written" if source else "")) from None
-            self._guard_credentials(msg, where, confirm)
+            self.guard_credentials(msg, where, confirm)
             msg.setdefault("id", new_id("message"))
             if msg["id"] in batch_ids:
                 raise Rejected(f"{where}id {msg['id']} appears twice", "ids must be unique")
@@ -58,7 +59,7 @@ class MessageService:
         store.messages.append_messages(messages)
         return messages
 
-    def _guard_credentials(self, msg: dict, where: str, confirm: bool) -> None:
+    def guard_credentials(self, msg: dict, where: str, confirm: bool) -> None:
         """A credential in chat is not kept: masked on the way in (the log is what every
         later summary and context is built from), unless the person confirms or the policy
         says allow; the 'refuse' policy rejects the message instead."""
@@ -78,7 +79,7 @@ class MessageService:
         msg["content"] = mask_secrets(msg["content"])
         if meta:
             msg["metadata"] = mask_json(meta)
-        self.notes.append(f"{where}{what} in the message was replaced by [secret removed]"
+        self.stores.notes.append(f"{where}{what} in the message was replaced by [secret removed]"
                           " (pass --yes to keep it as written)")
 
     def history(self, *, session: str | None = None, limit: int = 20) -> dict:

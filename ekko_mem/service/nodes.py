@@ -1,31 +1,20 @@
 """memory_propose_update: normalise, check scope and schema, resolve same-kind memories, write."""
 from __future__ import annotations
 
-from ..errors import EkkoError, NeedsConfirmation, NotFound, Rejected
-from ..ids import new_id
-from ..policy.vocab import ACTORS, OPERATIONS, SCOPES, STATUSES, TYPES, choose
-from .context import ContextService
-from .drafts import DraftMixin
-from .forget import ForgetService
-from .inspect import InspectService
-from .query import QueryService
-from .recall import RecallService
-from .remember import RememberService
-from .summarize import SummaryService
-from .transfer import TransferService
-from .doctor import DoctorService
-from .hooks import HookService
+from ..errors import NeedsConfirmation, NotFound, Rejected, refusal
+from ..policy.vocab import ACTORS, OPERATIONS, choose
+from .stores import UseCase
 
 
-def _refusal(exc: EkkoError) -> dict:
-    return {"accepted": False, "nodeId": None, "reason": exc.message, "hint": exc.hint,
-            "requiresConfirmation": isinstance(exc, NeedsConfirmation), "code": int(exc.code),
-            **exc.data}
 
 
-class NodeService(DoctorService, HookService, TransferService, SummaryService, ContextService,
-                  RememberService, DraftMixin, QueryService, RecallService, ForgetService,
-                  InspectService):
+class Nodes(UseCase):
+    def __init__(self, stores, drafts, queries, audit_log) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.queries = queries
+        self.audit_log = audit_log
+
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",
                        actor: str = "agent", target_id: str | None = None,
@@ -40,7 +29,7 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
             actor = choose("actor", actor, ACTORS)
             if operation == "create":
                 return self._create(dict(node or {}), reason, actor, confirm, session)
-            target = self.find_node(target_id or (node or {}).get("supersedesId") or "")
+            target = self.queries.find_node(target_id or (node or {}).get("supersedesId") or "")
             if operation == "supersede":
                 return self._supersede(target, dict(node or {}), reason, actor, confirm,
                                        session)
@@ -49,26 +38,26 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
             status = "expired" if operation == "expire" else "deleted"
             return self._set_status(target, status, reason, actor)
         except (Rejected, NeedsConfirmation, NotFound) as exc:
-            return _refusal(exc)
+            return refusal(exc, {"accepted": False, "nodeId": None})
 
     # -- operations ---------------------------------------------------------------------------
     def _create(self, draft, reason, actor, confirm, session) -> dict:
-        node, notes = self.prepare_node(draft, actor=actor, confirm=confirm, session=session)
-        store = self._store_for(node["scope"], create=True)
+        node, notes = self.drafts.prepare_node(draft, actor=actor, confirm=confirm, session=session)
+        store = self.stores.for_scope(node["scope"], create=True)
         now = node["createdAt"]
         with store.db.atomic():
-            self._sweep_expired(store, now)
+            self.sweep_expired(store, now)
             # Read under the write lock: a concurrent writer may have changed the slot.
-            same = self._same_kind(store, node)
+            same = self.same_kind(store, node)
             identical = next((old for old in same if self._identical(old, node)), None)
             if identical is not None:
                 return self._refresh(store, identical, node, reason, actor, notes)
-            rivals = [old for old in same if self.schema.is_single_valued(node.get("key"))]
+            rivals = [old for old in same if self.drafts.schema.is_single_valued(node.get("key"))]
             if rivals:
                 self._confirm_override(rivals[0], node, actor, confirm)
                 return self._write_supersede(store, rivals[0], node, reason, actor, notes)
             store.nodes.insert_node(node)
-            self._audit(store, "create", node, actor, reason or "remembered", after=node,
+            self.audit_log.record(store, "create", node, actor, reason or "remembered", after=node,
                         notes=notes)
         return self._accepted(node, "created", reason or "remembered", notes)
 
@@ -76,12 +65,13 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         merged = {**self._carry_over(old), **{k: v for k, v in draft.items() if v is not None}}
         merged.pop("supersedesId", None)
         merged.setdefault("scope", old["scope"])
-        node, notes = self.prepare_node(merged, actor=actor, confirm=confirm, session=session)
+        node, notes = self.drafts.prepare_node(merged, actor=actor, confirm=confirm,
+                                               session=session)
         if node["scope"] != old["scope"]:
             raise Rejected(f"a supersede stays in the old node's scope ({old['scope']})",
                            "forget the old node and remember the new one instead")
         self._confirm_override(old, node, actor, confirm)
-        store = self._store_for(node["scope"])
+        store = self.stores.for_scope(node["scope"])
         with store.db.atomic():
             old = self._still_active(store, old)
             return self._write_supersede(store, old, node, reason, actor, notes)
@@ -92,27 +82,28 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         meaning = ("key", "valueJson", "type", "scope", "domain", "categoryPath")
         if any(merged.get(k) != old.get(k) for k in meaning if k in draft):
             return self._supersede(old, draft, reason, actor, confirm, session)
-        node, notes = self.prepare_node(merged, actor=actor, confirm=confirm, session=session)
+        node, notes = self.drafts.prepare_node(merged, actor=actor, confirm=confirm,
+                                               session=session)
         node.update(id=old["id"], createdAt=old["createdAt"], status=old["status"],
                     supersedesId=old.get("supersedesId"))
-        store = self._store_for(old["scope"])
+        store = self.stores.for_scope(old["scope"])
         with store.db.atomic():
             old = self._still_active(store, old)
             node["status"] = old["status"]
             store.nodes.replace_node(node)
-            self._audit(store, "update", node, actor, reason, before=old, after=node,
+            self.audit_log.record(store, "update", node, actor, reason, before=old, after=node,
                         notes=notes)
         return self._accepted(node, "updated", reason or "updated", notes)
 
     def _set_status(self, old, status, reason, actor) -> dict:
-        store = self._store_for(old["scope"])
+        store = self.stores.for_scope(old["scope"])
         now = self.env.now_iso()
         with store.db.atomic():
             old = self._still_active(store, old)
             store.nodes.set_status(old["id"], status, now)
             after = {**old, "status": status, "updatedAt": now}
-            self._audit(store, "expire" if status == "expired" else "delete", after, actor,
-                        reason, before=old, after=after)
+            self.audit_log.record(store, "expire" if status == "expired" else "delete", after,
+                                  actor, reason, before=old, after=after)
         return self._accepted(after, "expired" if status == "expired" else "deleted",
                               reason or status, [])
 
@@ -132,7 +123,7 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         node["parentId"] = node.get("parentId") or old.get("parentId") or old["id"]
         store.nodes.set_status(old["id"], "superseded", node["createdAt"])
         store.nodes.insert_node(node)
-        self._audit(store, "supersede", node, actor, reason or "superseded",
+        self.audit_log.record(store, "supersede", node, actor, reason or "superseded",
                     before=old, after=node, notes=notes)
         result = self._accepted(node, "superseded", reason or f"supersedes {old['id']}", notes)
         result["supersededId"] = old["id"]
@@ -146,7 +137,7 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         for field in ("tags", "entities", "sourceMessageIds"):
             fresh[field] = list(dict.fromkeys([*old.get(field, []), *node.get(field, [])]))
         store.nodes.replace_node(fresh)
-        self._audit(store, "refresh", fresh, actor, reason or "remembered again",
+        self.audit_log.record(store, "refresh", fresh, actor, reason or "remembered again",
                     before=old, after=fresh, notes=notes)
         return self._accepted(fresh, "refreshed", f"already remembered as {old['id']};"
                               " refreshed it instead of adding a duplicate", notes)
@@ -166,14 +157,14 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         return (old["title"].strip().lower() == node["title"].strip().lower()
                 and old["content"].strip() == node["content"].strip())
 
-    def _same_kind(self, store, node) -> list[dict]:
+    def same_kind(self, store, node) -> list[dict]:
         f = {"scopes": [node["scope"]], "domain": node["domain"], "types": [node["type"]],
              "now": node["createdAt"]}
         if node["scope"] == "session":
             f["sessionId"] = node.get("sessionId")
         if node.get("key") is not None:
             f["key"] = node["key"]
-            if not self.schema.is_single_valued(node["key"]):
+            if not self.drafts.schema.is_single_valued(node["key"]):
                 f["valueJson"] = node.get("valueJson")
         else:
             f["categoryPrefix"] = node["categoryPath"]
@@ -185,13 +176,13 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
                 "sessionId", "expiresAt", "explicit", "parentId")
         return {k: old[k] for k in keep if k in old}
 
-    def _sweep_expired(self, store, now: str) -> list[str]:
+    def sweep_expired(self, store, now: str) -> list[str]:
         """Past expiresAt: mark expired, audited. Runs inside write transactions."""
         swept = []
         for node in store.nodes.due_for_expiry(now):
             store.nodes.set_status(node["id"], "expired", now)
             after = {**node, "status": "expired", "updatedAt": now}
-            self._audit(store, "expire", after, "system", "expiresAt passed", before=node,
+            self.audit_log.record(store, "expire", after, "system", "expiresAt passed", before=node,
                         after=after)
             swept.append(node["id"])
         return swept
@@ -199,27 +190,10 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
     def expire_due(self) -> dict:
         now = self.env.now_iso()
         swept: list[str] = []
-        for _, store in self._stores():
+        for _, store in self.stores.existing():
             with store.db.atomic():
-                swept += self._sweep_expired(store, now)
+                swept += self.sweep_expired(store, now)
         return {"expiredIds": swept}
-
-    def _audit(self, store, kind, node, actor, reason, *, before=None, after=None,
-               notes=None) -> str:
-        event_id = new_id("event")
-        if node.get("scope") == "user" and node.get("sourceMessageIds"):
-            # Where a later purge of its sources must look; written with the node, so a
-            # refused write leaves no trace of it.
-            store.erasure.note_workspace(self.store.store_id(), self.root, self.env.now_iso())
-        payload = {"before": before, "after": after}
-        if notes:
-            payload["notes"] = notes
-        store.nodes.add_event({"id": event_id, "eventType": kind, "nodeId": node["id"],
-                         "sessionId": node.get("sessionId"),
-                         "workspaceId": node.get("workspaceId"), "userId": node.get("userId"),
-                         "actor": actor, "reason": reason or kind, "payload": payload,
-                         "createdAt": self.env.now_iso()})
-        return event_id
 
     def _accepted(self, node, operation, reason, notes) -> dict:
         out = {"accepted": True, "nodeId": node["id"], "reason": reason,
@@ -227,26 +201,3 @@ class NodeService(DoctorService, HookService, TransferService, SummaryService, C
         if notes:
             out["notes"] = notes
         return out
-
-    # -- stores by scope ----------------------------------------------------------------------
-    def _store_for(self, scope: str, *, create: bool = False):
-        if scope == "user":
-            return self.user_store(create=create)
-        return self.store
-
-    def _stores(self) -> list[tuple[str, object]]:
-        """The dbs that exist: the workspace's (when there is one) and the user's."""
-        found = []
-        try:
-            found.append(("workspace", self.store))
-        except EkkoError:
-            if self._workspace_arg is not None or self.env.find_workspace() is not None:
-                raise
-        user = self.user_store()
-        if user is not None:
-            found.append(("user", user))
-        return found
-
-    def check_choice(self, kind: str, value: str | None):
-        table = {"scope": SCOPES, "type": TYPES, "status": STATUSES}[kind]
-        return None if value is None else choose(kind, value, table)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..errors import NotFound, Rejected, UsageError
 from ..policy import conflict
 from ..policy.vocab import SCOPES, TYPES, choose
+from .stores import UseCase
 
 LOW_CONFIDENCE = 0.3
 _QUERY_FIELDS = {"userId", "workspaceId", "sessionId", "scopes", "domain", "categoryPathPrefix",
@@ -11,7 +12,12 @@ _QUERY_FIELDS = {"userId", "workspaceId", "sessionId", "scopes", "domain", "cate
                  "includeSuperseded", "limit"}
 
 
-class QueryService:
+class Queries(UseCase):
+    def __init__(self, stores, drafts, recaller) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.recaller = recaller
+
     def retrieve(self, query: dict) -> dict:
         """The design's MemoryService.retrieve: exact, relevant and omitted-with-reasons."""
         q = self._normalise_query(query)
@@ -27,13 +33,13 @@ class QueryService:
         text = (q.get("queryText") or "").strip()
         pool = q["limit"] * 3 + 20
         exact: list[dict] = []
-        stores = self._read_stores(q.get("scopes"))
+        stores = self.stores.readable(q.get("scopes"))
         if structured or not text:
             for _, store in stores:
                 exact += store.nodes.find_nodes(base, limit=pool)
         relevant: list[tuple[dict, float]] = []
         if text:
-            found = self.recall(stores, text, kinds=("node",), node_filter=base)
+            found = self.recaller.recall(stores, text, kinds=("node",), node_filter=base)
             relevant = [(c.record, c.score) for c in found["ranked"]]
         return self._classify(q, exact, relevant, now)
 
@@ -43,8 +49,8 @@ class QueryService:
         from ..retrieval.limits import check_limit
         check_limit("limit", limit)
         since_iso = self._since(since) if since else None
-        stores = [(name, store) for name, store in self._stores()]
-        found = self.recall(stores, text or "", kinds=("message",), session=session,
+        stores = self.stores.existing()
+        found = self.recaller.recall(stores, text or "", kinds=("message",), session=session,
                             since=since_iso, room=2 * limit)
         hits = [c for c in found["ranked"] if since_iso is None
                 or c.record["createdAt"] >= since_iso][:limit]
@@ -95,7 +101,7 @@ class QueryService:
         relevant.sort(key=lambda pair: -pair[1])  # best score first
         scores = {n["id"]: s for n, s in relevant}
         relevant_nodes = [n for n, _ in relevant if admit(n)]
-        single = self.schema.is_single_valued
+        single = self.drafts.schema.is_single_valued
         active = [n for n in exact_nodes + relevant_nodes if n["status"] == "active"]
         _, losers = conflict.resolve(active, now, single)
         lost = {n["id"] for n in losers}
@@ -124,7 +130,7 @@ class QueryService:
         if isinstance(q.get("categoryPathPrefix"), str):
             q["categoryPathPrefix"] = [p for p in q["categoryPathPrefix"].split("/") if p]
         if "key" in q:
-            q["key"] = self.schema_key(q["key"])
+            q["key"] = self.drafts.schema_key(q["key"])
         limit = q.get("limit", 20)
         if not isinstance(limit, int) or limit < 1:
             raise Rejected(f"limit must be a whole number of at least 1, not {limit!r}",
@@ -134,30 +140,11 @@ class QueryService:
         q["limit"] = limit
         return q
 
-    def _read_stores(self, scopes: list[str] | None = None) -> list[tuple[str, object]]:
-        held = {"user": {"user"}, "workspace": {"workspace", "session"}}  # scopes per db
-        stores = [(name, s) for name, s in self._stores()
-                  if not scopes or held[name] & set(scopes)]
-        if not scopes or "global" in scopes:
-            seed = self.global_store()
-            if seed is not None:
-                stores.append(("global", seed))
-        return stores
-
-    _global = None
-
-    def global_store(self):
-        """Read-only nodes shipped with the package, served from an in-memory db."""
-        if self._global is None:
-            from ..store import load_global
-            self._global = load_global() or False
-        return self._global or None
-
     # -- lookups by id ------------------------------------------------------------------------
     def find_node(self, identifier: str) -> dict:
         if not identifier:
             raise Rejected("no target node id given", "pass the id of the memory to change")
-        for _, store in self._stores():
+        for _, store in self.stores.existing():
             node = store.nodes.get_node(identifier)
             if node is not None:
                 return node
@@ -170,7 +157,7 @@ class QueryService:
                   "summary": "memory_summaries", "event": "memory_audit_events",
                   "context": "memory_context_runs"}
         matches: list[str] = []
-        for name, store in self._stores():
+        for name, store in self.stores.existing():
             for kind in kinds:
                 if name == "user" and kind in ("message", "summary", "context"):
                     continue

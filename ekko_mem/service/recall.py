@@ -6,6 +6,7 @@ from the best of all three and `query --messages` ranks exactly as `context` doe
 from __future__ import annotations
 
 from ..errors import EkkoError
+from .stores import UseCase
 
 POOL = 30           # message hits read per db, at least (more for a larger budget or limit)
 MAX_POOL = 200
@@ -15,7 +16,7 @@ PAIRED = 20         # hits whose other half is fetched (more for a larger budget
 KINDS = ("node", "message", "summary")
 
 
-class RecallService:
+class Recall(UseCase):
     def recall(self, stores, text: str, *, kinds=KINDS, skip_ids=(), node_filter=None,
                session: str | None = None, since: str | None = None,
                warnings: list | None = None, room: int = POOL) -> dict:

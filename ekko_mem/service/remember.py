@@ -1,11 +1,19 @@
 """`remember`: a node from flags, or nodes extracted from free text (logged as their source)."""
 from __future__ import annotations
 
-from ..errors import Rejected
+from ..errors import NotFound, Rejected, refusal
 from ..ids import new_id
+from .stores import UseCase
 
 
-class RememberService:
+class Remember(UseCase):
+    def __init__(self, stores, drafts, queries, nodes, messages) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.queries = queries
+        self.nodes = nodes
+        self.messages = messages
+
     def remember(self, text: str | None = None, *, fields: dict | None = None,
                  supersedes: str | None = None, reason: str = "", actor: str = "user",
                  confirm: bool = False, session: str | None = None) -> list[dict]:
@@ -35,10 +43,10 @@ class RememberService:
 
     def _propose(self, fields, supersedes, reason, actor, confirm, session) -> dict:
         if supersedes:
-            return self.propose_update("supersede", fields, target_id=supersedes,
+            return self.nodes.propose_update("supersede", fields, target_id=supersedes,
                                        reason=reason, actor=actor, confirm=confirm,
                                        session=session)
-        return self.propose_update("create", fields, reason=reason, actor=actor,
+        return self.nodes.propose_update("create", fields, reason=reason, actor=actor,
                                    confirm=confirm, session=session)
 
     def _remember_text(self, text, reason, actor, confirm, session) -> list[dict]:
@@ -46,7 +54,7 @@ class RememberService:
         now = self.env.now_iso()
         probe = {"id": "msg_pending", "sessionId": self.session(session), "role": "user",
                  "content": text, "createdAt": now}
-        extraction = extract([probe], now=now, end_of_day=self._end_of_day())
+        extraction = extract([probe], now=now, end_of_day=self.drafts.end_of_day())
         items = extraction.get("nodes") or []
         # The person asked for this to be remembered: that is explicit intent, so a lasting
         # node the rules put in session scope only for want of intent takes its default scope.
@@ -76,7 +84,7 @@ class RememberService:
         mid = new_id("message")
         message = {"id": mid, "sessionId": self.session(session), "role": "user",
                    "content": text, "createdAt": self.env.now_iso()}
-        self._guard_credentials(message, "", confirm)
+        self.messages.guard_credentials(message, "", confirm)
 
         class _AllRefused(Exception):
             pass
@@ -109,11 +117,11 @@ class RememberService:
             target = item.get("targetId") or self._resolve_target(item.get("target"), node)
             if op in ("supersede", "update", "expire") and target is None:
                 if op == "expire":
-                    results.append({"accepted": False, "nodeId": None, "code": 5,
-                                    "reason": "nothing to expire matches"})
+                    results.append(refusal(NotFound("nothing to expire matches"),
+                                           {"accepted": False, "nodeId": None}))
                     continue
                 op = "create"  # nothing to replace: the new statement stands on its own
-            results.append(self.propose_update(op, node, target_id=target, reason=why,
+            results.append(self.nodes.propose_update(op, node, target_id=target, reason=why,
                                                actor=actor, confirm=confirm, session=session))
         return results
 
@@ -132,7 +140,7 @@ class RememberService:
             query["queryText"] = selector["text"]
         if len(query) == 1:
             return None
-        found = self.retrieve(query)
+        found = self.queries.retrieve(query)
         hits = found["exact"] + found["relevant"]
         hits = [n for n in hits if n["status"] == "active" and n["scope"] != "global"]
         return hits[0]["id"] if hits else None

@@ -8,11 +8,18 @@ from __future__ import annotations
 
 from ..errors import NotFound, Rejected
 from ..ids import new_id
+from .stores import UseCase
 
 DEFAULT_LLM_TIMEOUT = 60
 
 
-class SummaryService:
+class Summaries(UseCase):
+    def __init__(self, stores, drafts, queries, remembering) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.queries = queries
+        self.remembering = remembering
+
     # -- extraction ---------------------------------------------------------------------------
     def extract(self, *, session: str | None = None, llm_cmd: str | None = None) -> dict:
         """Run the extractor over messages not yet extracted; apply each operation."""
@@ -38,12 +45,12 @@ class SummaryService:
                 "ignored": extraction.get("ignored", [])}
 
     def apply_extraction(self, extraction: dict, *, session: str) -> list[dict]:
-        return self.apply_items(extraction.get("nodes", []), actor="extractor",
+        return self.remembering.apply_items(extraction.get("nodes", []), actor="extractor",
                                 session=session)
 
     def _rule_extraction(self, messages: list[dict]) -> dict:
         from ..extract.rules import extract
-        return extract(messages, now=self.env.now_iso(), end_of_day=self._end_of_day())
+        return extract(messages, now=self.env.now_iso(), end_of_day=self.drafts.end_of_day())
 
     def _advance_mark(self, sid: str, messages: list[dict]) -> None:
         store = self.store
@@ -194,7 +201,7 @@ class SummaryService:
 
     def _safe_node(self, node_id):
         try:
-            return self.find_node(node_id)
+            return self.queries.find_node(node_id)
         except NotFound:
             return None
 

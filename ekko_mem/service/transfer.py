@@ -15,6 +15,7 @@ from contextlib import ExitStack, suppress
 
 from ..errors import EkkoError, NeedsConfirmation, Rejected
 from ..policy.records import json_objects
+from .stores import UseCase
 
 FORMAT = "ekko-mem-export"
 VERSION = 1
@@ -59,14 +60,20 @@ def write_atomically(path: str, chunks) -> None:
             os.close(dir_fd)
 
 
-class TransferService:
+class Transfer(UseCase):
+    def __init__(self, stores, drafts, nodes, audit_log) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.nodes = nodes
+        self.audit_log = audit_log
+
     # -- export ------------------------------------------------------------------------------
     def export_lines(self, *, scopes: list[str] | None = None, session: str | None = None):
         """Yield export records: a header, then messages, summaries, nodes and events."""
-        scopes = [self.check_choice("scope", s) for s in scopes or []] or None
+        scopes = [self.drafts.check_choice("scope", s) for s in scopes or []] or None
         yield {"kind": "header", "format": FORMAT, "version": VERSION}
         with ExitStack() as stack:
-            stores = dict(self._stores())
+            stores = dict(self.stores.existing())
             # Each db is read in one snapshot. A user node can cite a workspace message, so
             # the user db's snapshot comes first and the workspace one after any workspace
             # write in progress has committed: a node is written after its source message
@@ -106,7 +113,7 @@ class TransferService:
         from ..store.transfer import atomic_together
         records = self._import_parse(lines)
         stores = {"workspace": self.store}
-        user = self.user_store(create=any(k == "node" and d["scope"] == "user"
+        user = self.stores.user_store(create=any(k == "node" and d["scope"] == "user"
                                           for _, k, d in records))
         if user is not None:
             stores["user"] = user
@@ -230,7 +237,7 @@ class TransferService:
         """The question `remember` would ask about a secret in this node, if any (the
         'refuse' policy raises instead)."""
         try:
-            self._check_sensitive(node, False)
+            self.drafts.check_sensitive(node, False)
         except NeedsConfirmation as exc:
             return exc.message
         return None
@@ -264,14 +271,14 @@ class TransferService:
                                "a file can only bring back your own user memory")
         if node.get("key") is None:
             return
-        key = self.schema_key(node["key"])
-        rule = self.schema.rule_for(node["domain"], node["categoryPath"], node["type"])
+        key = self.drafts.schema_key(node["key"])
+        rule = self.drafts.schema.rule_for(node["domain"], node["categoryPath"], node["type"])
         probe = {**node, "key": key}
-        problem = self._check_key(probe, rule)
+        problem = self.drafts.check_key(probe, rule)
         if problem is None:
             node.update(key=key, valueJson=probe["valueJson"])
         elif rule is not None and key in rule["allowedKeys"]:
-            shape = self.schema.key_shape(key, rule)
+            shape = self.drafts.schema.key_shape(key, rule)
             raise Rejected(f"node valueJson does not fit key '{key}' ({shape})",
                            f"give a {shape} value")
         else:  # the rejected key itself is not echoed: it came from the file
@@ -291,7 +298,7 @@ class TransferService:
         """One active value per single-valued key and slot, counting the file and the db."""
         key, now = node.get("key"), self.env.now_iso()
         lapsed = node.get("expiresAt") is not None and node["expiresAt"] <= now
-        if node["status"] != "active" or lapsed or not self.schema.is_single_valued(key):
+        if node["status"] != "active" or lapsed or not self.drafts.schema.is_single_valued(key):
             return
         slot = (node["scope"], node["domain"], node["type"], key,
                 node.get("sessionId") if node["scope"] == "session" else None)
@@ -300,7 +307,7 @@ class TransferService:
             raise Rejected(f"a second active value for the single-valued key '{key}'"
                            f" (the first is at line {first})",
                            "mark one of them superseded, or drop one")
-        rivals = [old for old in self._same_kind(store, {**node, "createdAt": now})
+        rivals = [old for old in self.nodes.same_kind(store, {**node, "createdAt": now})
                   if old["id"] != node["id"]]
         if rivals:
             raise Rejected(f"the single-valued key '{key}' already has an active value"
@@ -326,7 +333,7 @@ class TransferService:
                         store.summaries.append_summary(data)
                     elif kind == "node":
                         store.nodes.insert_node(data)
-                        self._audit(store, "import", data, "import", "imported",
+                        self.audit_log.record(store, "import", data, "import", "imported",
                                     after=None if data["id"] in with_history else data)
                     elif kind == "event":
                         store.nodes.add_event(data)

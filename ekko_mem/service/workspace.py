@@ -6,6 +6,7 @@ import os
 from ..env import DB_NAME, DIR_NAME
 from ..errors import StoreUnavailable
 from ..trust import db_files
+from .stores import UseCase, no_db
 
 CONFIG_TEMPLATE = """\
 # ekko-mem workspace configuration. Every setting is optional; the values shown are defaults.
@@ -55,7 +56,7 @@ def _ignore_ekko(root) -> str:
     return "added"
 
 
-class WorkspaceService:
+class Workspace(UseCase):
     def init_workspace(self, path=None, *, gitignore: bool = True) -> dict:
         from pathlib import Path  # init is not on the hot path
         root = (Path(self.env.cwd) / Path(path or ".").expanduser()).resolve()
@@ -67,7 +68,7 @@ class WorkspaceService:
                                    "run 'ekko-mem init' inside a project folder")
         db = folder / DB_NAME
         # Never adopt (and chmod) a folder someone else made, nor follow a link out of it.
-        self._trusted(*db_files(str(db)), str(folder / "config.toml"))
+        self.stores.trusted(*db_files(str(db)), str(folder / "config.toml"))
         created_db = not db.exists()
         from ..store import open_store
         try:
@@ -95,16 +96,16 @@ class WorkspaceService:
             ignored = "skipped"
         else:
             ignored = _ignore_ekko(root)
-        self._root = str(root)
+        self.stores.set_root(str(root))
         return {"workspace": str(root), "db": str(db), "workspaceId": store_id,
                 "created": created_db, "configCreated": created_config, "gitignore": ignored}
 
     def migration_report(self, *, dry_run: bool = False, status: bool = False) -> dict:
         from ..store import apply_migrations, migration_status, open_store
-        path = self.db_path
+        path = self.stores.db_path
         if not os.path.exists(path):
-            raise StoreUnavailable(f"{self.root} has no memory db", "run 'ekko-mem init' first")
-        self._trusted(*db_files(path))
+            raise no_db(self.stores.root, path)
+        self.stores.trusted(*db_files(path))
         store = open_store(path, migrate=False)
         try:
             before = migration_status(store)

@@ -1,12 +1,23 @@
-"""The context as text for an LLM: headed sections in the user's language, within budget.
+"""Packing a context: the gathered records as text for an LLM, headed sections in the user's
+language, within the token budget. Pure: no I/O.
 
 Written plainly (no rich markup, no wrapping): rich would eat `[...]` in memory text and
 wrap at 80 columns when piped.
 """
 from __future__ import annotations
 
-from .terminal import printable
+from ..ids import new_id
+from . import topics
+from .printable import printable
 
+HIGH_CONFIDENCE = 0.7
+# The fixed sections' sizes (the design's 10-20 structured memories); everything else in the
+# budget is filled from the ranked list, as far as the budget and the relevance floor allow.
+LIMITS = {"tasks": 5, "constraints": 10, "preferences": 10}
+# Priority in the budget, the design's order: current input > recent messages > task state >
+# latest summary > high-confidence memory > related history > low-confidence memory.
+PRIORITY = {"input": 0, "recent": 1, "task": 2, "summary": 3, "memory": 4, "history": 5,
+            "weak": 6}
 HEADINGS = {
     "input": ("当前问题", "Current input"),
     "recent": ("最近对话", "Recent conversation"),
@@ -140,7 +151,7 @@ def render_text(items, budget, count, chinese, markdown=False, header=None):
     """Pack items into the budget and render; headings (and the header line) are paid for by
     shrinking the room until the whole rendered text fits, so the budget holds for what is
     printed. `header` None is the default line in the context's language, "" none."""
-    from ..policy.budget import pack
+    from .budget import pack
     by_id = {item["id"]: item for item in items}
     header = _pick(HEADER, chinese) if header is None else " ".join(printable(header).split())
     room = budget
@@ -162,3 +173,92 @@ def render_text(items, budget, count, chinese, markdown=False, header=None):
             omitted.append({"nodeId": record, "reason": "over_limit"})
     return body, kept, omitted, used
 
+
+def pack_context(gathered, text, budget, count, counter_name, with_input, markdown,
+                 header=None) -> dict:
+    """The context the design returns: the gathered records packed into the budget, with its
+    text and what was used, cut and why."""
+    _mask_for_model(gathered)
+    nodes = gathered["nodes"]
+    sections = {
+        "activeTasks": [n for n in nodes if n["type"] == "task"][: LIMITS["tasks"]],
+        "constraints": [n for n in nodes if n["type"] in ("constraint", "decision", "fact")
+                        ][: LIMITS["constraints"]],
+        "preferences": [n for n in nodes if n["type"] in ("preference", "correction")
+                        ][: LIMITS["preferences"]],
+    }
+    placed = {n["id"] for group in sections.values() for n in group}
+    # Fixed nodes past their section's size join the ranked list, after its hits.
+    ranked = gathered["ranked"] + [_as_candidate(n) for n in nodes if n["id"] not in placed]
+    chinese = topics.is_chinese(text + "".join(n["title"] for n in nodes[:10]))
+    items = build_items(text if with_input else "", gathered, sections,
+                        _could_fit(ranked, budget, count), chinese, PRIORITY,
+                        HIGH_CONFIDENCE)
+    body, kept, omitted, used = render_text(items, budget, count, chinese, markdown,
+                                            header)
+    used_ids = [i for i in dict.fromkeys(k.split("#")[0] for k in kept) if i != "input"]
+    keep = set(used_ids)
+    packed = [c for c in ranked if c.id in keep]
+    by_kind = {kind: [c.record for c in packed if c.kind == kind]
+               for kind in ("node", "message", "summary")}
+    return {
+        "contextId": new_id("context"), "queryText": text or None,
+        "latestSummary": gathered["summary"] if gathered["summary"] and
+        gathered["summary"]["id"] in keep else None,
+        "recentMessages": [m for m in gathered["recent"] if m["id"] in keep],
+        "activeTasks": [n for n in sections["activeTasks"] if n["id"] in keep],
+        "relevantNodes": by_kind["node"],
+        "constraints": [n for n in sections["constraints"] if n["id"] in keep],
+        "preferences": [n for n in sections["preferences"] if n["id"] in keep],
+        "relevantMessages": by_kind["message"],
+        "relevantSummaries": by_kind["summary"],
+        "usedMemoryIds": used_ids,
+        "ranking": [_ranking_entry(c) for c in packed],
+        "diagnostics": {
+            "retrievedNodeCount": len(nodes) + sum(c.kind == "node" for c in ranked),
+            "omittedNodeCount": len(gathered["omitted"]) + len(omitted),
+            "budget": budget, "usedTokens": used, "tokenCounter": counter_name,
+            "omitted": gathered["omitted"] + omitted,
+            "truncated": [k.split("#")[0] for k, v in kept.items() if v],
+            "candidatesConsidered": gathered["considered"],
+            "belowRelevanceFloor": gathered["belowFloor"],
+            "ranked": len(ranked), "packed": len(packed),
+            "cutForBudget": [c.id for c in ranked if c.id not in keep],
+        },
+        "text": body,
+    }
+
+
+def _as_candidate(node: dict):
+    from ..retrieval import Candidate
+    return Candidate("node", node["id"], node["title"], node["updatedAt"], node)
+
+
+def _mask_for_model(gathered: dict) -> None:
+    """Credentials never leave through a context: every record it may print or carry in its
+    JSON (text, tags, values, session names, summary lists) is masked as a whole, whatever
+    path stored it."""
+    from .sensitive import mask_json, mask_secrets
+    gathered["recent"] = [mask_json(m) for m in gathered["recent"]]
+    gathered["summary"] = mask_json(gathered["summary"])
+    gathered["nodes"] = [mask_json(n) for n in gathered["nodes"]]
+    for cand in gathered["ranked"]:
+        cand.record = mask_json(cand.record)
+        cand.text = mask_secrets(cand.text)
+
+
+def _could_fit(ranked: list, budget: int, count) -> list:
+    """The head of the ranked list that could still matter: items until their text adds up to
+    twice the budget. Packing the rest would only cost time (it is counted as cut)."""
+    head, total = [], 0
+    for cand in ranked:
+        if total > 2 * budget:
+            break
+        head.append(cand)
+        total += count(cand.text)
+    return head
+
+
+def _ranking_entry(cand) -> dict:
+    return {"id": cand.id, "kind": cand.kind, "score": round(cand.score, 4),
+            "via": cand.via, "matched": cand.matched}

@@ -1,0 +1,247 @@
+"""Stores: where memory lives. Opens the dbs on demand, refuses untrusted ones, routes a scope to
+its db, and opens read-only or degraded for `context`. Every use case is given one.
+"""
+from __future__ import annotations
+
+import os
+
+from ..env import DB_NAME, DIR_NAME, Env
+from ..errors import EkkoError, StoreUnavailable
+from ..trust import db_files
+
+LOCK_TIMEOUT_S = 0.5  # a context waits at most this long for a locked db
+HELD = {"user": {"user"}, "workspace": {"workspace", "session"}}  # scopes each db holds
+
+
+def no_db(root: str, path: str) -> StoreUnavailable:
+    """The one wording of "this workspace has no memory yet"."""
+    return StoreUnavailable(f"{root} has no memory db ({path} is missing)",
+                            f"run 'ekko-mem init {root}'")
+
+
+class Stores:
+    def __init__(self, workspace=None, *, env: Env | None = None,
+                 session: str | None = None, timeout: float | None = None) -> None:
+        self.env = env or Env()
+        self._workspace_arg = workspace
+        self._session_arg = session
+        self.timeout = timeout
+        self._store = None
+        self._user_store = None
+        self._root: str | None = None
+        self._config = None
+        self._global = None
+        self.notes: list[str] = []  # things a person should hear about, printed to stderr
+
+    # -- locations ---------------------------------------------------------------------------
+    @property
+    def root(self) -> str:
+        if self._root is None:
+            self._root = self.env.workspace_root(self._workspace_arg)
+        return self._root
+
+    def set_root(self, root: str) -> None:
+        """After `init` made the workspace: later calls use it."""
+        self._root = root
+
+    @property
+    def db_path(self) -> str:
+        return os.path.join(self.root, DIR_NAME, DB_NAME)
+
+    def session(self, given: str | None = None) -> str:
+        """The given session, else EKKO_SESSION, else [session] default in config.toml, else
+        'default'."""
+        return (given or self._session_arg or self.env.environ.get("EKKO_SESSION")
+                or self.config.get("session.default"))
+
+    @property
+    def config(self):
+        """Workspace config.toml over ~/.ekko/config.toml; invalid files stop the command."""
+        if self._config is None:
+            from ..config import load
+            try:
+                root = self.root
+            except StoreUnavailable:  # no workspace: the user config alone
+                root = None
+            home = self.env.user_home()
+            paths = [home, os.path.join(home, "config.toml")]
+            if root is not None:
+                paths += [os.path.join(root, DIR_NAME), os.path.join(root, DIR_NAME,
+                                                                      "config.toml")]
+            self.trusted(*paths)  # a stranger's config could name a command to run
+            self._config = load(home, root)
+        return self._config
+
+    def config_or_defaults(self, warnings: list[str], strict: bool):
+        """The config, or (for reads that must not fail) the defaults with a warning."""
+        try:
+            return self.config
+        except EkkoError as exc:
+            if strict:
+                raise
+            warnings.append(f"config ignored: {exc.message}")
+            from ..config import Config
+            self._config = Config({}, {})
+            return self._config
+
+    def trusted(self, *paths: str) -> None:
+        """Refuse links and folders or files that another user owns or may write (exit 6)."""
+        from ..trust import check_all
+        check_all(paths, self.env.environ)
+
+    # -- opening -----------------------------------------------------------------------------
+    def open_db(self, path: str, **kwargs):
+        from ..store import open_store
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        return open_store(path, **kwargs)
+
+    @property
+    def store(self):
+        """The workspace db; it must have been created by `init`."""
+        if self._store is None:
+            path = self.db_path
+            if not os.path.exists(path):
+                raise no_db(self.root, path)
+            self.trusted(*db_files(path))
+            self._store = self.open_db(path)
+        return self._store
+
+    def user_store(self, *, create: bool = False):
+        """The user db (~/.ekko/memory.db), made on first write; None when absent on reads."""
+        if self._user_store is None:
+            path = self.env.user_db()
+            if not os.path.exists(path) and not create:
+                return None
+            self.trusted(*db_files(path))
+            try:
+                self._user_store = self.open_db(path, create=True)
+            except OSError as exc:
+                raise StoreUnavailable(f"cannot create the user memory {path}:"
+                                       f" {exc.strerror or exc}",
+                                       "check EKKO_HOME and that folder's permissions") from None
+        return self._user_store
+
+    def global_store(self):
+        """Read-only nodes shipped with the package, served from an in-memory db."""
+        if self._global is None:
+            from ..store import load_global
+            self._global = load_global() or False
+        return self._global or None
+
+    # -- routing -----------------------------------------------------------------------------
+    def for_scope(self, scope: str, *, create: bool = False):
+        """The db that holds `scope`: user memory in the user db, the rest in the workspace's."""
+        if scope == "user":
+            return self.user_store(create=create)
+        return self.store
+
+    def existing(self) -> list[tuple[str, object]]:
+        """The dbs that exist: the workspace's (when there is one) and the user's."""
+        found = []
+        try:
+            found.append(("workspace", self.store))
+        except EkkoError:
+            if self._workspace_arg is not None or self.env.find_workspace() is not None:
+                raise
+        user = self.user_store()
+        if user is not None:
+            found.append(("user", user))
+        return found
+
+    def readable(self, scopes: list[str] | None = None) -> list[tuple[str, object]]:
+        """The dbs holding any of `scopes` (all when None), the shipped global nodes last."""
+        stores = [(name, s) for name, s in self.existing()
+                  if not scopes or HELD[name] & set(scopes)]
+        if not scopes or "global" in scopes:
+            seed = self.global_store()
+            if seed is not None:
+                stores.append(("global", seed))
+        return stores
+
+    def for_context(self, warnings: list[str], strict: bool) -> tuple[list, str]:
+        """The dbs a context can read, and "ok", "degraded" or "disabled". A db that cannot be
+        opened (missing, untrusted, locked, corrupt, newer) is a warning unless `strict`."""
+        stores, failed, candidates = [], 0, []
+        try:
+            candidates.append(("workspace", self.db_path))
+        except EkkoError as exc:
+            if strict:
+                raise
+            warnings.append(exc.message)
+            failed += 1
+        user = self.env.user_db()
+        if os.path.exists(user):
+            candidates.append(("user", user))
+        for name, path in candidates:
+            try:
+                stores.append((name, self._open_for_context(name, path, warnings, strict)))
+            except EkkoError as exc:
+                if strict:
+                    raise
+                warnings.append(f"{name} db skipped: {exc.message}")
+                failed += 1
+        for name, store in stores:
+            if name == "workspace":
+                self._store = store
+        return stores, "ok" if not failed else ("degraded" if stores else "disabled")
+
+    def _open_for_context(self, name, path, warnings, strict):
+        if not os.path.exists(path):
+            raise StoreUnavailable(f"{name} memory db {path} is missing", "run 'ekko-mem init'")
+        # Refused as the writers refuse it: no reads, no run records.
+        self.trusted(*db_files(path))
+        store = _open_degraded(path)
+        if store.read_only_reason:
+            if strict:
+                store.close()
+                raise StoreUnavailable(f"{name} db: {store.read_only_reason}",
+                                       "read without strict mode to get what can be read")
+            warnings.append(f"{name} db: {store.read_only_reason}; read what it could")
+        return store
+
+    def workspace_if_open(self):
+        """The workspace db when it is open and writable, else None (never opens one)."""
+        store = self._store
+        return None if store is None or store.read_only_reason else store
+
+    def close(self) -> None:
+        for store in (self._store, self._user_store):
+            if store is not None:
+                store.close()
+        self._store = self._user_store = None
+
+
+def _open_degraded(path):
+    from ..store import open_for_reading, open_store
+    try:
+        return open_store(path, allow_newer=True, timeout=LOCK_TIMEOUT_S)
+    except StoreUnavailable as exc:
+        if "locked" in exc.message or not os.path.exists(path):
+            raise
+        try:  # a read-only file system or file: read without writing anything
+            return open_for_reading(path, timeout=LOCK_TIMEOUT_S)
+        except StoreUnavailable:
+            raise exc from None
+
+
+class UseCase:
+    """A use case works on the dbs its Stores opens; these read through to them."""
+
+    def __init__(self, stores: Stores) -> None:
+        self.stores = stores
+
+    @property
+    def env(self) -> Env:
+        return self.stores.env
+
+    @property
+    def store(self):
+        return self.stores.store
+
+    @property
+    def config(self):
+        return self.stores.config
+
+    def session(self, given: str | None = None) -> str:
+        return self.stores.session(given)
