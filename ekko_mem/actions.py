@@ -4,6 +4,7 @@ Kept free of Typer so that hot commands (log, context) start without importing i
 """
 from __future__ import annotations
 
+import os
 import sys
 
 from .render import human, machine
@@ -202,9 +203,17 @@ def do_config(*, as_json=False, no_color=False, workspace=None):
                 no_color=no_color)
 
 
+def _running_binary() -> str | None:
+    """The ekko-mem this process was started as, for the hook to call back (None: run
+    another way, e.g. python -m ekko_mem)."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    return os.path.abspath(argv0) if argv0.endswith("ekko-mem") else None
+
+
 def do_hooks(action, *, rev="HEAD", as_json=False, quiet=False, workspace=None):
     with service(workspace) as svc:
-        result = {"install": svc.install_hooks, "uninstall": svc.uninstall_hooks,
+        result = {"install": lambda: svc.install_hooks(_running_binary()),
+                  "uninstall": svc.uninstall_hooks,
                   "run": lambda: svc.record_commit(rev)}[action]()
     if as_json:
         return machine.emit_json(result)

@@ -56,10 +56,12 @@ class Hooks(UseCase):
         path = _git(["rev-parse", "--git-path", "hooks/post-commit"], self.stores.root).strip()
         return path if os.path.isabs(path) else os.path.join(str(self.stores.root), path)
 
-    def install_hooks(self) -> dict:
+    def install_hooks(self, binary: str | None = None) -> dict:
+        """Add the post-commit block; the hook runs `binary` (default: the ekko-mem installed
+        beside this Python)."""
         path = self._hook_path()
-        binary = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0].endswith(
-            "ekko-mem") else (os.path.join(os.path.dirname(sys.executable), "ekko-mem"))
+        binary = os.path.abspath(binary or os.path.join(os.path.dirname(sys.executable),
+                                                        "ekko-mem"))
         block = _block(binary, str(self.stores.root))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         existing = None
