@@ -4,18 +4,13 @@ from __future__ import annotations
 import sys
 
 from .actions import read_text, service, unless_revealed
-from .errors import (EkkoError, NeedsConfirmation, NotFound, Rejected, StoreUnavailable,
-                     UsageError)
+from .errors import (EkkoError, Rejected, UsageError)
 from .render import human, machine
 from .render.nodes import node_rows, print_show
 
-_BY_CODE = {1: EkkoError, 2: UsageError, 3: NeedsConfirmation, 4: Rejected, 5: NotFound,
-            6: StoreUnavailable}
-
-
-def _fail_from(result: dict) -> EkkoError:
-    cls = _BY_CODE.get(result.get("code"), Rejected)
-    return cls(result.get("reason") or "refused", result.get("hint") or "")
+def refused_error(results: list[dict]) -> EkkoError | None:
+    """The typed error of the first refusal among service answers (errors.Answer)."""
+    return next((r.error for r in results if getattr(r, "error", None) is not None), None)
 
 
 def _finish(results: list[dict], *, as_json: bool, quiet: bool, describe) -> None:
@@ -26,10 +21,9 @@ def _finish(results: list[dict], *, as_json: bool, quiet: bool, describe) -> Non
         for result in results:
             if result.get("accepted") or result.get("deletedIds"):
                 human.lines([describe(result)])
-    refused = [r for r in results if not r.get("accepted") and not r.get("deletedIds")
-               and r.get("code")]
-    if refused:
-        raise _fail_from(refused[0])
+    error = refused_error(results)
+    if error is not None:
+        raise error
 
 
 def _describe_write(result: dict) -> str:
@@ -129,6 +123,7 @@ def do_forget(node_id, *, selector, hard=False, purge_sources=False, message=Non
             result = svc.forget({"id": node_id, **selector}, mode="hard" if hard else "soft",
                                 reason=reason, confirm=yes, purge_sources=purge_sources,
                                 verify=verify)
+    error = refused_error([result])
     result = unless_revealed(result, False)  # candidate titles are printed
     if as_json:
         machine.emit_json(result)
@@ -137,8 +132,8 @@ def do_forget(node_id, *, selector, hard=False, purge_sources=False, message=Non
                      for c in result["candidates"]])
     elif not quiet:
         human.lines(_forget_lines(result))
-    if result.get("code"):
-        raise _fail_from(result)
+    if error is not None:
+        raise error
 
 
 def _forget_lines(result: dict) -> list[str]:

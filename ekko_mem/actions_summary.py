@@ -120,7 +120,8 @@ def do_extract(*, session=None, llm_cmd=None, retry=False, jobs=False, print_pro
 def _fail_on_refusals(result: dict) -> None:
     """An answer applied by hand reports refusals in its exit code, as `remember` does;
     automatic extraction does not (a refusal there is policy working, not an error)."""
-    from .actions_memory import _fail_from
-    refused = [r for r in result.get("results", []) if r.get("code") in (3, 4, 5)]
-    if refused and not any(r.get("accepted") for r in result.get("results", [])):
-        raise _fail_from(refused[0])
+    from .actions_memory import refused_error
+    results = result.get("results", [])
+    error = refused_error(results)
+    if error is not None and not any(r.get("accepted") for r in results):
+        raise error
