@@ -2,7 +2,7 @@
 
 A context call never writes memory and never blocks the conversation: any store that cannot
 be read (missing, locked, corrupt, newer schema) is skipped with a warning, and the answer is
-still a context (storeStatus degraded or disabled), unless the caller asked for --strict.
+still a context (storeStatus degraded or disabled), unless the caller asked for strict mode.
 """
 from __future__ import annotations
 
@@ -31,7 +31,8 @@ class Context(UseCase):
         budget = config.get("context.budget") if budget is None else budget
         if budget < 0:
             from ..errors import UsageError
-            raise UsageError(f"--budget must be 0 or more, not {budget}", "pass --budget 1200")
+            raise UsageError(f"budget must be 0 or more tokens, not {budget}",
+                             "ask for 1200 tokens, say")
         from ..retrieval.limits import check_limit
         check_limit("budget", budget)
         counter_name = counter or config.get("context.counter")

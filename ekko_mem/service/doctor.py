@@ -100,7 +100,7 @@ class Doctor(UseCase):
         checks: list[dict] = []
         dbs: list[_Db] = []
         if scan is not None and not scan.strip():
-            raise UsageError("--scan needs the text to look for", "pass --scan 'the text'")
+            raise UsageError("a scan needs the text to look for", "give the text to scan for")
         try:
             dbs = self._targets(checks, repair)
             for db in dbs:

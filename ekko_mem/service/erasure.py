@@ -133,7 +133,7 @@ class Erasure(UseCase):
 
     def purge_messages(self, message_ids: list[str], *, reason: str = "",
                        actor: str = "user") -> dict:
-        """`forget --message ID --hard`: erase logged messages and what was derived from them."""
+        """Erase logged messages by id, and what was derived from them."""
         store = self.store
         report = new_report()
         with store.db.atomic():

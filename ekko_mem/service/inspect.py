@@ -15,7 +15,7 @@ class Inspect(UseCase):
     def audit(self, *, node_id: str | None = None, since: str | None = None,
               limit: int = 50) -> list[dict]:
         if limit < 1:
-            raise Rejected(f"--limit must be at least 1, not {limit}", "pass --limit 50")
+            raise Rejected(f"limit must be at least 1, not {limit}", "ask for 50, say")
         if node_id:
             node_id = self._node_id_for_audit(node_id)
         if since:

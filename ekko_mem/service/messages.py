@@ -84,12 +84,12 @@ class Messages(UseCase):
 
     def history(self, *, session: str | None = None, limit: int = 20) -> dict:
         if limit < 1:
-            raise Rejected(f"--limit must be at least 1, not {limit}", "pass --limit 20")
+            raise Rejected(f"limit must be at least 1, not {limit}", "ask for 20, say")
         sid = self.session(session)
         return {"sessionId": sid, "messages": self.store.messages.list_recent_messages(sid, limit)}
 
     def sessions(self, limit: int = 100) -> list[dict]:
         """Sessions with their message counts, the most recently active first."""
         if limit < 1:
-            raise Rejected(f"--limit must be at least 1, not {limit}", "pass --limit 20")
+            raise Rejected(f"limit must be at least 1, not {limit}", "ask for 20, say")
         return self.store.messages.list_sessions(limit)

@@ -60,7 +60,7 @@ class Queries(UseCase):
                               "matched": c.matched} for c in hits]}
 
     def _since(self, text: str) -> str:
-        """--since as an ISO time, a date, or time words (yesterday, last week, 上周)."""
+        """A start time given as an ISO time, a date, or time words (yesterday, last week, 上周)."""
         from ..env import format_time, parse_time
         from ..retrieval.timewords import find_window
         try:
@@ -69,7 +69,7 @@ class Queries(UseCase):
             pass
         found = find_window(text, self.env.now())
         if found is None:
-            raise UsageError(f"cannot read --since {text!r} as a time",
+            raise UsageError(f"cannot read {text!r} as a time to search since",
                              "give an ISO date like 2026-05-01, or words like 'last week'")
         return found[0][0]
 
@@ -134,7 +134,7 @@ class Queries(UseCase):
         limit = q.get("limit", 20)
         if not isinstance(limit, int) or limit < 1:
             raise Rejected(f"limit must be a whole number of at least 1, not {limit!r}",
-                           "pass --limit 20")
+                           "ask for 20, say")
         from ..retrieval.limits import check_limit
         check_limit("limit", limit)
         q["limit"] = limit

@@ -1,7 +1,7 @@
 """Ranked recall across dbs: the store reads candidates, retrieval/ scores them.
 
 One list for memory nodes, earlier messages and summaries, so `context` fills its budget
-from the best of all three and `query --messages` ranks exactly as `context` does.
+from the best of all three and a message search ranks exactly as `context` does.
 """
 from __future__ import annotations
 

@@ -253,7 +253,8 @@ class Summaries(UseCase):
                                  MemoryExtraction.model_json_schema())
 
     def apply_answer(self, answer: dict, *, session: str | None = None) -> dict:
-        """`--apply`: a summary or an extraction produced by any tool, validated first."""
+        """An answer to a prompt: a summary or an extraction produced by any tool, validated
+        first."""
         from pydantic import ValidationError
 
         from ..models import MemoryExtraction, SummaryDraft, validation_message

@@ -139,7 +139,7 @@ class HealthChecks(Part):
         return [r[0] for r in rows]
 
     def purged_message_ids(self) -> set[str]:
-        """Messages removed on purpose (forget --purge-sources), from the purge audit events."""
+        """Messages removed on purpose (a purge of sources), from the purge audit events."""
         ids: set[str] = set()
         for (payload,) in self._rows("select payload_json from memory_audit_events"
                                      " where event_type = 'purge'"):

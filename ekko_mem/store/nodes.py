@@ -215,7 +215,7 @@ class NodeStore(Part):
                         " values ('optimize')")
 
     def rebuild_fts(self) -> int:
-        """Re-index every node and message from scratch (doctor --repair)."""
+        """Re-index every node and message from scratch (doctor's repair)."""
         return reindex_fts(self.db)
 
     # -- audit -------------------------------------------------------------------------------
