@@ -6,7 +6,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -208,15 +207,13 @@ def test_degrades_when_another_process_holds_the_db_locked(cli, ws, kitchen):
          "time.sleep(30)\n"], stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "locked"
-        start = time.monotonic()
-        out = cli("context", "今晚吃什么？", "--format", "json")
-        elapsed = time.monotonic() - start
+        # A context waits briefly for a lock, then reads what it can: a hang fails the call.
+        out = cli("context", "今晚吃什么？", "--format", "json", timeout=10)
         assert out.code == 0
         data = out.json()
         assert data["diagnostics"]["storeStatus"] == "degraded"
         assert "locked" in " ".join(data["diagnostics"]["warnings"])
         assert "推荐菜谱时避免香菜" in data["text"]  # from the user db
-        assert elapsed < 10
     finally:
         holder.kill()
         holder.wait()

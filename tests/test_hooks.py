@@ -1,4 +1,8 @@
-"""The post-commit hook in real temporary git repositories."""
+"""The post-commit hook in real temporary git repositories.
+
+The hook is installed by the installed command (it writes the path it was started as into the
+hook) and git runs it, so every commit here goes through the binary.
+"""
 from __future__ import annotations
 
 import os
@@ -16,9 +20,9 @@ def git(repo, *args, env=None):
 
 
 @pytest.fixture
-def repo(cli, hermetic):
+def repo(cli_proc, hermetic):
     git(hermetic, "init", "-q", "-b", "main")
-    out = cli("init", "--git-hooks")
+    out = cli_proc("init", "--git-hooks")
     assert out.code == 0, out
     return hermetic
 
@@ -79,13 +83,13 @@ def test_linked_worktree_commits_land_in_the_main_workspace(cli, repo, tmp_path)
     assert log[-1]["metadata"]["branch"] == "feature"
 
 
-def test_chains_with_an_existing_hook_and_uninstall_removes_only_ours(cli, hermetic):
+def test_chains_with_an_existing_hook_and_uninstall_removes_only_ours(cli, cli_proc, hermetic):
     git(hermetic, "init", "-q", "-b", "main")
     hook = hermetic / ".git" / "hooks" / "post-commit"
     hook.write_text("#!/bin/sh\necho mine >> user-hook.log\n")
     hook.chmod(0o755)
     cli("init")
-    assert cli("hooks", "install", "--json").json()["chained"] is True
+    assert cli_proc("hooks", "install", "--json").json()["chained"] is True
     assert cli("hooks", "install", "--json").json()["installed"] is False
     commit(hermetic, "a.txt", "one")
     assert (hermetic / "user-hook.log").read_text() == "mine\n"

@@ -9,7 +9,6 @@ import importlib.util
 import sqlite3
 import sys
 import threading
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -39,22 +38,39 @@ def test_eight_processes_lose_nothing_and_never_see_a_locked_db(ws):
     assert report["violations"] == [], report
 
 
-def test_writer_waits_for_a_lock_within_the_busy_timeout(ws, cli):
-    """A git hook's `log` while another process holds the write lock for a second: it waits."""
+def test_writer_waits_for_a_lock_within_the_busy_timeout(ws, cli, monkeypatch):
+    """A git hook's `log` while another connection holds the write lock: it asks for the lock
+    while it is held, waits, and writes once it is released."""
     holder = sqlite3.connect(db_of(ws), isolation_level=None, check_same_thread=False)
     holder.execute("BEGIN IMMEDIATE")
     holder.execute("insert into ekko_meta values ('held', 'yes')")
-    releaser = threading.Timer(1.0, lambda: holder.execute("COMMIT"))
+    asked, released = threading.Event(), threading.Event()
+    connect = sqlite3.connect
+
+    def traced(*args, **kwargs):
+        conn = connect(*args, **kwargs)
+        conn.set_trace_callback(lambda sql: sql.upper().startswith("BEGIN IMMEDIATE")
+                                and asked.set())
+        return conn
+
+    def release():
+        # Only once the command has asked for the write lock, so it cannot have written first.
+        if asked.wait(60):
+            holder.execute("COMMIT")
+            released.set()
+
+    monkeypatch.setattr(sqlite3, "connect", traced)
+    releaser = threading.Thread(target=release)
     releaser.start()
     try:
-        start = time.monotonic()
         result = cli("log", "during a lock", "--json")
-        took = time.monotonic() - start
+        waited = released.is_set()
     finally:
+        asked.set()  # never leave the releaser waiting
         releaser.join()
         holder.close()
     assert result.code == 0, result
-    assert took >= 0.8
+    assert waited  # it asked while the lock was held and returned after its release
     assert "locked" not in result.err
     assert cli("history", "--json").jsonl()[-1]["content"] == "during a lock"
 

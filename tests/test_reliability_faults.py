@@ -8,7 +8,6 @@ import os
 import shutil
 import sqlite3
 import subprocess
-import time
 import uuid
 from pathlib import Path
 
@@ -220,7 +219,7 @@ def test_corrupt_db_is_refused_with_a_clear_error(ws, cli, where):
         assert result.code == 6, result
         one_clear_line(result)
     data = context_json(cli)
-    assert data["diagnostics"]["storeStatus"] in ("degraded", "disabled")
+    assert data["diagnostics"]["storeStatus"] == "disabled"  # the only db is unreadable
     assert data["diagnostics"]["warnings"]
     assert cli("context", "x", "--strict").code == 6
     assert digest(db_of(ws)) == before  # never "repaired" by accident
@@ -270,12 +269,11 @@ def test_locked_db_write_times_out_with_exit_6_and_context_degrades(ws, cli):
     holder.execute("BEGIN EXCLUSIVE")
     holder.execute("insert into ekko_meta values ('held', 'yes')")
     try:
-        start = time.monotonic()
-        read = cli("context", "kept", "--format", "json")
+        # A reader waits briefly for a lock, then goes on without the db: a hang fails the call.
+        read = cli("context", "kept", "--format", "json", timeout=10)
         assert read.code == 0, read
         data = read.json()
-        assert time.monotonic() - start < 3
-        assert data["diagnostics"]["storeStatus"] in ("degraded", "disabled")
+        assert data["diagnostics"]["storeStatus"] == "disabled"  # the only db is locked
         assert any("locked" in w for w in data["diagnostics"]["warnings"]), data
         result = cli("log", "refused")
         assert result.code == 6, result

@@ -139,8 +139,8 @@ def test_export_from_a_corrupt_db_keeps_the_old_backup(cli, ws, tmp_path, where)
     else:
         _corrupt_pages(ws)
     result = cli("export", "-o", out)
-    assert result.code != 0
-    _one_line(result)
+    assert result.code == 6, result
+    _one_line(result, "is not a valid SQLite database")
     assert out.read_bytes() == before
     assert _leftovers(tmp_path) == []
 
@@ -257,8 +257,8 @@ def test_import_writes_both_dbs_or_neither(cli, ws):
                  " begin select raise(abort, 'boom'); end;")
     conn.close()
     result = cli("import", "-", "--yes", input=_both_dbs_file())
-    assert result.code != 0
-    _one_line(result)
+    assert result.code == 6, result
+    _one_line(result, "boom")
     assert _count(_ws_db(ws), "memory_messages") == 0
     assert _count(_ws_db(ws), "memory_nodes") == 0
     assert _count(_ws_db(ws), "memory_audit_events") == 0

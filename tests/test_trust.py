@@ -18,8 +18,14 @@ needs_root = pytest.mark.skipif(not AS_ROOT, reason="giving a file away needs ro
 def test_own_private_folder_and_missing_paths_pass(tmp_path):
     folder = tmp_path / "mine"
     folder.mkdir(mode=0o700)
-    check_path(str(folder))
-    check_path(str(tmp_path / "absent"))
+    readable = tmp_path / "shared-to-read"
+    readable.mkdir()
+    readable.chmod(0o755)  # others may read it, not write it
+    private = folder / "memory.db"
+    private.write_bytes(b"")
+    private.chmod(0o600)
+    for path in (folder, readable, private, tmp_path / "absent"):
+        assert check_path(str(path)) is None, path  # no StoreUnavailable
 
 
 def test_folder_of_another_owner_is_refused_with_the_chown_fix(tmp_path):
@@ -103,7 +109,7 @@ def test_context_degrades_instead_of_reading_a_loose_folder(cli, ws):
     assert result.code == 0, result
     data = result.json()
     assert "staging" not in data["text"]
-    assert data["diagnostics"]["storeStatus"] in ("degraded", "disabled")
+    assert data["diagnostics"]["storeStatus"] == "disabled"  # the only db is refused
     assert any("can be written by" in w for w in data["diagnostics"]["warnings"])
     assert cli("context", "--strict", "deploy").code == 0
     (ws / ".ekko").chmod(0o777)
