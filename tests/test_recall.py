@@ -151,7 +151,7 @@ def test_nul_bytes_in_a_question_from_stdin(cli, ws):
     (("context", "x", "--budget", "99999999999999999999"), "--budget"),
     (("query", "x", "--limit", "99999999999"), "--limit"),
     (("query", "x", "--messages", "--limit", "99999999999"), "--limit"),
-    (("query", "x", "--messages", "--since", "someday maybe"), "--since"),
+    (("query", "x", "--messages", "--since", "someday maybe"), "'someday maybe' as a time"),
     (("query", "x", "--since", "yesterday"), "--messages"),
 ])
 def test_huge_or_bad_bounds_are_one_clear_line(cli, ws, argv, needle):
