@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             import traceback
             traceback.print_exc()
-        _emit_error(exc.line())
+        from .options import spell_step
+        _emit_error(exc.line(spell_step))
         code = exc.code
     except KeyboardInterrupt:
         _emit_error("ekko-mem: interrupted")

@@ -9,7 +9,7 @@ import os
 import sys
 from datetime import datetime, timezone
 
-from .errors import StoreUnavailable, UsageError
+from .errors import Step, StoreUnavailable, UsageError
 
 DB_NAME = "memory.db"
 DIR_NAME = ".ekko"
@@ -74,7 +74,8 @@ class Env:
         return os.path.join(self.user_home(), DB_NAME)
 
     def workspace_root(self, given=None) -> str:
-        """The folder holding `.ekko/`: --workspace, EKKO_WORKSPACE, or found upward as git does."""
+        """The folder holding `.ekko/`: the one given, EKKO_WORKSPACE, or found upward as git
+        does."""
         explicit = given or self.environ.get("EKKO_WORKSPACE")
         if explicit:
             return os.path.realpath(os.path.join(self.cwd,
@@ -83,7 +84,7 @@ class Env:
         if found is None:
             raise StoreUnavailable(
                 f"no workspace memory found in {self.cwd} or any folder above it",
-                "run 'ekko-mem init' in your project, or pass --workspace PATH",
+                "in your project, or point EKKO_WORKSPACE at it", step=Step(command="init"),
             )
         return found
 

@@ -23,22 +23,53 @@ def _masked(text: str) -> str:
     return mask_secrets(text)
 
 
+class Step:
+    """The next thing to run, in the design's words: a command (None: the same request again)
+    with parameters, by their design names (confirm, hard, purgeSources, ...). The command line
+    spells a step with its flags; an agent or a library caller reads `str(step)`."""
+
+    __slots__ = ("params", "command", "target")
+
+    def __init__(self, *params: str, command: str | None = None, target: str = "") -> None:
+        self.params, self.command, self.target = params, command, target
+
+    def __str__(self) -> str:
+        given = " and ".join(self.params)
+        if self.command is None:
+            return f"ask again with {given}" if given else "ask again"
+        what = " ".join(filter(None, [self.command, self.target]))
+        return f"run {what} with {given}" if given else f"run {what}"
+
+
 class EkkoError(Exception):
-    """A failure with a plain message and a hint naming the next thing to try."""
+    """A failure with a plain message and a hint naming the next thing to try.
+
+    `step`, when given, is that next thing as data; `hint` then says why or what else."""
 
     code = ExitCode.ERROR
     slug = "error"
 
-    def __init__(self, message: str, hint: str = "", *, data: dict | None = None) -> None:
+    def __init__(self, message: str, hint: str = "", *, data: dict | None = None,
+                 step: Step | None = None) -> None:
         message, hint = _masked(message), _masked(hint)
         super().__init__(message)
         self.message = message
-        self.hint = hint
+        self.step = step
+        self.reason_for_step = hint
+        self.hint = _join(str(step), hint) if step is not None else hint
         self.data = data or {}
 
-    def line(self) -> str:
+    def line(self, spell=None) -> str:
+        """The one error line; `spell` turns a step into the caller's own words (flags)."""
+        hint = self.hint
+        if self.step is not None and spell is not None:
+            hint = _join(spell(self.step), self.reason_for_step)
         text = f"ekko-mem: {self.message}"
-        return f"{text}; {self.hint}" if self.hint else text
+        return f"{text}; {hint}" if hint else text
+
+
+def _join(step: str, reason: str) -> str:
+    return f"{step} {reason}" if reason else step
 
 
 class UsageError(EkkoError):

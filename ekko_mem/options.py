@@ -452,3 +452,20 @@ def flag(param: str) -> str:
 def command_line(name: str, *params: str) -> str:
     """`ekko-mem NAME --flag ...`, for a hint that names the next command to run."""
     return " ".join(["ekko-mem", name, *map(flag, params)])
+
+
+# A step names parameters by their design names; these are spelt by another option's name.
+_STEP_PARAMS = {"confirm": "yes", "purgeSources": "purge_sources"}
+
+
+def spell_step(step) -> str:
+    """An error's next step (errors.Step) as the command line says it: the flags to rerun
+    with, or the command to run."""
+    words = []
+    for given in step.params:
+        name, _, value = given.partition("=")
+        words += [flag(_STEP_PARAMS.get(name, name))] + ([value] if value else [])
+    if step.command is None:
+        return "rerun with " + " ".join(words)
+    return "run '" + " ".join(["ekko-mem", step.command, *filter(None, [step.target]),
+                               *words]) + "'"

@@ -50,7 +50,7 @@ def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = Fals
             f"{path} belongs to {_name(info.st_uid)}, not to you ({_name(me)}); memory owned"
             " by another user is not read, written or configured from",
             f"if it is yours, run 'chown -R {_name(me)} {path}'; otherwise remove it, or"
-            " work elsewhere (--workspace, EKKO_HOME)")
+            " work elsewhere (another workspace, or EKKO_HOME)")
     if modes and info.st_mode & _LOOSE:
         who = " and ".join(name for bit, name in ((stat.S_IWGRP, "its group"),
                                                    (stat.S_IWOTH, "other users"))

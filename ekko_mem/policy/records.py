@@ -15,7 +15,7 @@ def parse_meta_pairs(pairs: list[str]) -> dict:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise Rejected(f"--meta {pair!r} is not key=value", "write it like --meta source=git")
+            raise Rejected(f"metadata {pair!r} is not key=value", "write it like source=git")
         meta[key.strip()] = value
     return meta
 
@@ -40,7 +40,7 @@ def normalise_message(raw: dict, *, default_session: str, now: str,
                        max_chars, "limits.message")
     session = raw.get("sessionId") or default_session
     if not isinstance(session, str) or not session.strip():
-        raise Rejected("sessionId must be a non-empty string", "pass --session NAME")
+        raise Rejected("sessionId must be a non-empty string", "give a session name")
     role = choose("role", raw.get("role") or "user", ROLES)
     meta = raw.get("metadata")
     if meta is not None and not isinstance(meta, dict):

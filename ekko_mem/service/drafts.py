@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from ..env import format_time
-from ..errors import NeedsConfirmation, Rejected
+from ..errors import NeedsConfirmation, Rejected, Step
 from ..ids import new_id
 from ..policy import scope as scope_policy
 from ..policy.schema import Schema
@@ -80,7 +80,7 @@ class Drafts(UseCase):
             if node.get("expiresAt") is None and scope_policy.looks_temporary(node):
                 node["expiresAt"] = self.end_of_day()
         if verdict == "confirm" and not confirm:
-            raise NeedsConfirmation(why, "rerun with --yes (or confirm) if the user said so")
+            raise NeedsConfirmation(why, "if the user said so", step=Step("confirm"))
         self.check_sensitive(node, confirm)
         self._bind_owner(node)
         return node, notes
@@ -112,7 +112,7 @@ class Drafts(UseCase):
             shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             title = f"{draft['key']}: {shown}"  # a key and value say enough on their own
         if not title and not content:
-            raise Rejected("a memory needs a title or content", "pass TEXT, --title or --content")
+            raise Rejected("a memory needs a title or content", "give text, a title or content")
         from ..policy.limits import check_size
         check_size("the title", title, self.config.get("limits.title"), "limits.title")
         check_size("the content", content, self.config.get("limits.content"), "limits.content")
@@ -140,7 +140,7 @@ class Drafts(UseCase):
             node["key"] = self.schema_key(draft["key"])
             node["valueJson"] = draft.get("valueJson")
         elif draft.get("valueJson") is not None:
-            raise Rejected("valueJson needs a key", "pass --key too")
+            raise Rejected("valueJson needs a key", "give the key too")
         if draft.get("parentId"):
             node["parentId"] = draft["parentId"]
         if draft.get("expiresAt"):
@@ -151,7 +151,7 @@ class Drafts(UseCase):
         return node
 
     def _type_for_key(self, key, domain: str, path: list[str]) -> str | None:
-        """With a key but no --type, the type whose rule allows that key here."""
+        """With a key but no type, the type whose rule allows that key here."""
         if not isinstance(key, str) or not key.strip():
             return None
         canonical = self.schema_key(key)
@@ -164,7 +164,7 @@ class Drafts(UseCase):
     def schema_key(self, key) -> str:
         from ..policy.schema import canonical_key
         if not isinstance(key, str) or not key.strip():
-            raise Rejected("key must be a non-empty string", "pass --key avoid_ingredient")
+            raise Rejected("key must be a non-empty string", "give a key like avoid_ingredient")
         return canonical_key(key, self.schema.synonyms)
 
     def check_key(self, node: dict, rule: dict | None) -> tuple[str, str] | None:
@@ -180,7 +180,7 @@ class Drafts(UseCase):
         value = self.schema.normalise_value(key, node.get("valueJson"), shape)
         if value is None:
             return (f"value {node.get('valueJson')!r} does not fit key '{key}' ({shape})",
-                    f"give a {shape} value with --value")
+                    f"give a {shape} value")
         node["valueJson"] = value
         return None
 
@@ -206,7 +206,8 @@ class Drafts(UseCase):
                            "keep secrets out of memory")
         if not confirm:
             raise NeedsConfirmation(f"this memory contains {what}",
-                                    f"rerun with --yes to store it in {node['scope']} scope")
+                                    f"to store it in {node['scope']} scope",
+                                    step=Step("confirm"))
 
     def _bind_owner(self, node: dict) -> None:
         if node["scope"] == "user":
@@ -220,7 +221,7 @@ class Drafts(UseCase):
             missing = set(ids) - self.store.messages.message_ids_exist(ids)
             if missing:
                 raise Rejected(f"source message {sorted(missing)[0]} does not exist",
-                               "log the message first, or drop --source")
+                               "log the message first, or leave that source out")
 
     def _normalise_time(self, text) -> str:
         from ..policy.timeexpr import parse_when
@@ -232,7 +233,7 @@ class Drafts(UseCase):
 
     @staticmethod
     def value_from_text(text: str | None):
-        """--value takes JSON, or plain text taken as a string."""
+        """A value given as text: JSON, or else the text itself as a string."""
         if text is None:
             return None
         import json

@@ -23,7 +23,7 @@ SWEEP = "*citing"
 
 
 def new_report() -> dict:
-    # "_texts" and "_stores" stay inside the service: what --verify scans for, and where.
+    # "_texts" and "_stores" stay inside the service: what verifying scans for, and where.
     return {"deletedIds": [], "purgedMessageIds": [], "summariesDropped": [], "pending": [],
             "notCheckpointed": [], "_texts": [], "_stores": []}
 

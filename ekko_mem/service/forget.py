@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import (Answer, EkkoError, NeedsConfirmation, NotFound, Rejected, StoreUnavailable,
-                      refusal)
+                      Step, refusal)
 from ..policy.vocab import ACTORS, choose
 from .stores import UseCase
 
@@ -28,8 +28,8 @@ class Forget(UseCase):
             if mode not in ("soft", "hard"):
                 raise Rejected(f"unknown mode {mode!r}", "use soft or hard")
             if (purge_sources or verify) and mode != "hard":
-                raise Rejected(f"{'--purge-sources' if purge_sources else '--verify'} is for"
-                               " removing text for good", "add --hard")
+                raise Rejected(f"{'purging sources' if purge_sources else 'verifying'} is for"
+                               " removing text for good", step=Step("hard"))
             if mode == "hard" and selector.get("id"):
                 finished = self._finish_erased(selector["id"], reason, actor, purge_sources,
                                                confirm)
@@ -41,7 +41,7 @@ class Forget(UseCase):
             if (len(found) > 1 or mode == "hard") and not confirm:
                 why = (f"{len(found)} memories match" if len(found) > 1 else
                        "a hard delete cannot be undone")
-                raise NeedsConfirmation(why, "rerun with --yes to go ahead", data={
+                raise NeedsConfirmation(why, "to go ahead", step=Step("confirm"), data={
                     "candidates": [{"id": n["id"], "title": n["title"], "scope": n["scope"],
                                     "status": n["status"]} for n, _ in found]})
             if mode == "hard":
@@ -58,7 +58,7 @@ class Forget(UseCase):
             node = self.queries.find_node(selector["id"])
             if node["status"] not in statuses:
                 raise NotFound(f"{node['id']} is already {node['status']}",
-                               "use --hard to remove it for good")
+                               "to remove it for good", step=Step("hard"))
             return [(node, self.stores.for_scope(node["scope"]))]
         f = {"statuses": statuses}
         for name, field in (("domain", "domain"), ("key", "key"), ("valueJson", "valueJson"),
@@ -76,7 +76,8 @@ class Forget(UseCase):
         whole = selector.get("workspace") or selector.get("user")
         if len(f) == 1 and not scope and not whole:
             raise Rejected("forget needs an id or a selector",
-                           "pass ID, or --scope/--domain/--category/--type/--key/--source-message")
+                           "give an id, or a scope, domain, category, type, key or source"
+                           " message")
         if scope == "global":
             raise Rejected("global memory is read-only", "it ships with ekko-mem")
         found = []
@@ -121,7 +122,7 @@ class Forget(UseCase):
             return None
         if not confirm:
             raise NeedsConfirmation(f"{node_id} was erased; finishing its purge cannot be undone",
-                                    "rerun with --yes to go ahead")
+                                    "to go ahead", step=Step("confirm"))
         from .erasure import new_report
         report = new_report()
         if purge_sources:
@@ -134,7 +135,7 @@ class Forget(UseCase):
                         reason or "hard delete")
 
     def _settle(self, outcome: dict, verify: bool) -> dict:
-        """With --verify, prove it: a scan that finds the text again fails the command."""
+        """When asked to verify, prove it: a scan that finds the text again fails."""
         if verify:
             outcome["verify"] = self.erasure.verify_erasure(outcome)
             if outcome["verify"]["clean"] is False and not outcome.get("code"):
@@ -153,14 +154,14 @@ class Forget(UseCase):
     def forget_messages(self, message_ids: list[str], *, mode: str = "hard",
                         reason: str = "", confirm: bool = False, actor: str = "user",
                         verify: bool = False) -> dict:
-        """Erase logged messages by id (the log is append-only: only --hard removes)."""
+        """Erase logged messages by id (the log is append-only: only a hard delete removes)."""
         try:
             if mode != "hard":
                 raise Rejected("logged messages are kept as they were said",
-                               "add --hard to erase them for good")
+                               "to erase them for good", step=Step("hard"))
             if not confirm:
-                raise NeedsConfirmation("a hard delete cannot be undone",
-                                        "rerun with --yes to go ahead")
+                raise NeedsConfirmation("a hard delete cannot be undone", "to go ahead",
+                                        step=Step("confirm"))
             known = self.store.messages.message_ids_exist(message_ids)
             unknown = [m for m in message_ids if m not in known]
             if unknown and not set(unknown) <= self.store.health.purged_message_ids():
@@ -181,9 +182,9 @@ def _outcome(report: dict, reason: str) -> dict:
     if report["pending"]:
         first = report["pending"][0]
         return _unfinished(out, f"erased here, but source message {first['messageId']} is"
-                           f" {first['reason']}", f"run 'ekko-mem forget {first['nodeId']}"
-                           " --hard --purge-sources --yes' there (or here again once it can be"
-                           " opened) to finish")
+                           f" {first['reason']}", "there (or here again once it can be opened)"
+                           " to finish", Step("hard", "purgeSources", "confirm",
+                                              command="forget", target=first["nodeId"]))
     if report["notCheckpointed"]:
         return _unfinished(out, "erased from the tables, but another process reading"
                            f" {report['notCheckpointed'][0]} keeps the old pages in its -wal"
@@ -191,6 +192,6 @@ def _outcome(report: dict, reason: str) -> dict:
     return Answer(out)
 
 
-def _unfinished(out: dict, reason: str, hint: str) -> Answer:
-    error = StoreUnavailable(reason, hint)
-    return Answer({**out, "code": int(error.code), "reason": reason, "hint": hint}, error)
+def _unfinished(out: dict, reason: str, hint: str, step: Step | None = None) -> Answer:
+    error = StoreUnavailable(reason, hint, step=step)
+    return Answer({**out, "code": int(error.code), "reason": reason, "hint": error.hint}, error)

@@ -40,7 +40,7 @@ def _block(binary: str, workspace: str) -> str:
         f"EKKO_MEM_BIN={quote(binary)}",
         '[ -x "$EKKO_MEM_BIN" ] || EKKO_MEM_BIN=$(command -v ekko-mem 2>/dev/null)',
         'if [ -n "$EKKO_MEM_BIN" ]; then',
-        f'  "$EKKO_MEM_BIN" hooks run post-commit --workspace {quote(workspace)}'
+        f'  EKKO_WORKSPACE={quote(workspace)} "$EKKO_MEM_BIN" hooks run post-commit'
         " </dev/null >/dev/null 2>&1 || true",
         "fi",
         END, ""])

@@ -38,8 +38,9 @@ class Messages(UseCase):
                 msg = normalise_message(raw, default_session=default, now=now,
                                         max_chars=limit)
             except Rejected as exc:
-                raise Rejected(f"{where}{exc.message}",
-                               exc.hint + ("; nothing was written" if source else "")) from None
+                raise Rejected(f"{where}{exc.message}", exc.reason_for_step
+                               + ("; nothing was written" if source else ""),
+                               step=exc.step) from None
             self.guard_credentials(msg, where, confirm)
             msg.setdefault("id", new_id("message"))
             if msg["id"] in batch_ids:

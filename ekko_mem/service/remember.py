@@ -31,7 +31,7 @@ class Remember(UseCase):
             return self._remember_fields(text, fields, supersedes, reason, actor, confirm,
                                          session)
         if text is None:
-            raise Rejected("nothing to remember", "pass TEXT, or --title/--key with --value")
+            raise Rejected("nothing to remember", "give text, or a title, or a key with a value")
         return self._remember_text(text.strip(), reason, actor, confirm, session)
 
     def _remember_fields(self, text, fields, supersedes, reason, actor, confirm, session):

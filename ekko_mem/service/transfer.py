@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from contextlib import ExitStack, suppress
 
-from ..errors import EkkoError, NeedsConfirmation, Rejected
+from ..errors import EkkoError, NeedsConfirmation, Rejected, Step
 from ..policy.records import json_objects
 from .stores import UseCase
 
@@ -213,9 +213,10 @@ class Transfer(UseCase):
                 else:
                     continue
             except Rejected as exc:
-                hint = exc.hint.replace("nothing was written", NOTHING)
+                hint = exc.reason_for_step.replace("nothing was written", NOTHING)
                 raise Rejected(f"line {number}: {exc.message}",
-                               hint if NOTHING in hint else f"{hint}; {NOTHING}") from None
+                               hint if NOTHING in hint else f"{hint}; {NOTHING}",
+                               step=exc.step) from None
             if question:
                 secret.append((number, question))
         if confirm:
@@ -224,10 +225,10 @@ class Transfer(UseCase):
             raise NeedsConfirmation(
                 f"{len(unconfirmed)} user-scope memories (first at line {unconfirmed[0]}) would"
                 " shape every workspace, and a file cannot show that you stated them",
-                "rerun with --yes if you trust the file")
+                "if you trust the file", step=Step("confirm"))
         if secret:
             raise NeedsConfirmation(f"line {secret[0][0]}: {secret[0][1]}",
-                                    "rerun with --yes to import sensitive data")
+                                    "to import sensitive data", step=Step("confirm"))
 
     def _import_size(self, what: str, text: str, setting: str) -> None:
         from ..policy.limits import check_size
