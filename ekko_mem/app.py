@@ -63,9 +63,8 @@ def _option(opt: Opt) -> inspect.Parameter:
         kind = Optional[List[str]]
     else:
         kind = TYPES[opt.kind] if opt.default is not None else Optional[TYPES[opt.kind]]
-    info = typer.Option(*opt.flags, help=opt.help, envvar=opt.envvar,
-                        show_envvar=opt.envvar is None,  # man pages list EKKO_WORKSPACE
-                        metavar=opt.metavar, autocompletion=_completion(opt.complete))
+    info = typer.Option(*opt.flags, help=opt.help, metavar=opt.metavar,
+                        autocompletion=_completion(opt.complete))
     return inspect.Parameter(opt.param, inspect.Parameter.KEYWORD_ONLY, default=opt.default,
                              annotation=Annotated[kind, info])
 

@@ -23,8 +23,7 @@ def defaults(command: Command) -> dict:
     """Every parameter as Typer fills it when the command line does not give it."""
     params = {command.arg.param: None} if command.arg else {}
     for opt in command.options:
-        env = os.environ.get(opt.envvar) if opt.envvar else None
-        params[opt.param] = env or opt.default  # an empty variable counts as unset, as in Click
+        params[opt.param] = opt.default
     return params
 
 

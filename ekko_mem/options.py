@@ -27,12 +27,12 @@ class Opt:
     """
 
     __slots__ = ("flags", "param", "kind", "default", "help", "choices", "noun", "range",
-                 "refusal", "example", "complete", "field", "envvar", "metavar")
+                 "refusal", "example", "complete", "field", "metavar")
 
     def __init__(self, flags: str, param: str, kind: str = "value", default=None, *,
                  help: str, choices: tuple = (), noun: str = "", range: tuple = (),
                  refusal: ExitCode = ExitCode.REJECTED, example=None, complete=None,
-                 field: str | None = None, envvar: str | None = None,
+                 field: str | None = None,
                  metavar: str | None = None) -> None:
         assert kind in KINDS, kind
         self.flags = tuple(flags.split())
@@ -40,7 +40,7 @@ class Opt:
         self.choices, self.noun, self.range, self.refusal = choices, noun or param, range, refusal
         self.example = example
         self.complete = choices if complete is None else complete
-        self.field, self.envvar, self.metavar = field, envvar, metavar
+        self.field, self.metavar = field, metavar
 
     @property
     def flag(self) -> str:
@@ -85,8 +85,10 @@ class Command:
 HELP_FLAGS = ("-h", "--help")
 VERSION = Opt("--version -V", "version", "flag", False, help="Print the version and exit.")
 
-WORKSPACE = Opt("--workspace -w", "workspace", envvar="EKKO_WORKSPACE",
-                help="Workspace folder (default: found upward from here, as git does).")
+# EKKO_WORKSPACE is read where the workspace is found (env.py), not here: once.
+WORKSPACE = Opt("--workspace -w", "workspace",
+                help="Workspace folder (default: EKKO_WORKSPACE, else found upward from here,"
+                " as git does).")
 JSON = Opt("--json", "as_json", "flag", False, help="Machine-readable JSON on stdout.")
 QUIET = Opt("--quiet -q", "quiet", "flag", False, help="Print nothing but errors.")
 NO_COLOR = Opt("--no-color", "no_color", "flag", False, help="No colour (also NO_COLOR).")

@@ -135,13 +135,13 @@ def test_choices_and_ranges_are_refused_alike_with_todays_codes(argv, code, line
     assert err.startswith(line) and err.count("\n") == 1
 
 
-def test_a_default_from_the_environment_is_the_same_on_both_paths(monkeypatch, capsys):
+def test_the_workspace_variable_is_left_to_where_the_workspace_is_found(monkeypatch, capsys):
+    # Neither parser reads EKKO_WORKSPACE: env.Env.workspace_root does, for every caller.
     monkeypatch.setenv("EKKO_WORKSPACE", "/from/env")
     _, calls, _ = both(["log", "x"], monkeypatch, capsys)
-    assert calls[0][1]["workspace"] == "/from/env"
-    monkeypatch.setenv("EKKO_WORKSPACE", "")
-    _, calls, _ = both(["history"], monkeypatch, capsys)
     assert calls[0][1]["workspace"] is None
+    _, calls, _ = both(["history", "-w", "/given"], monkeypatch, capsys)
+    assert calls[0][1]["workspace"] == "/given"
 
 
 def test_version_on_the_fast_path(capsys):
