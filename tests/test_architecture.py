@@ -85,3 +85,9 @@ def test_imports_are_resolved_relative_and_inside_functions():
     names = _imports(PACKAGE / "service" / "context.py")
     assert "ekko_mem.policy.packing" in names
     assert "ekko_mem.policy.packing.pack_context" in names
+
+
+def test_the_services_query_fields_are_the_models():
+    from ekko_mem.models import MemoryQuery
+    from ekko_mem.service.query import _QUERY_FIELDS
+    assert {f.alias or name for name, f in MemoryQuery.model_fields.items()} == _QUERY_FIELDS

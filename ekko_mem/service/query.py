@@ -7,6 +7,8 @@ from ..policy.vocab import SCOPES, TYPES, choose
 from .stores import UseCase
 
 LOW_CONFIDENCE = 0.3
+# MemoryQuery's fields, here without pydantic (an import on the hot path); a test keeps the
+# two the same.
 _QUERY_FIELDS = {"userId", "workspaceId", "sessionId", "scopes", "domain", "categoryPathPrefix",
                  "types", "key", "valueJson", "tags", "entities", "queryText", "includeExpired",
                  "includeSuperseded", "limit"}
