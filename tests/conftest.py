@@ -16,6 +16,7 @@ import faulthandler
 import io
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -39,18 +40,22 @@ STARTUP_ONLY = ("PYTHONPATH", "PYTHONHOME", "PYTHONSAFEPATH", "PYTHONSTARTUP",
 STREAM_ERRORS = {"stdin": "surrogateescape", "stdout": "surrogateescape",
                  "stderr": "backslashreplace"}
 HANDLED_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGALRM)
+UNSET = ("EKKO_WORKSPACE", "EKKO_SESSION", "EKKO_NOW", "EKKO_DEBUG", "EKKO_USER", "NO_COLOR",
+         "EDITOR", "VISUAL")
+
+
+def _isolate(monkeypatch, home: Path) -> None:
+    for var in UNSET:
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("EKKO_HOME", str(home))
+    monkeypatch.setenv("EKKO_USER", "tester")
 
 
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path, monkeypatch):
-    home = tmp_path / "home"
     ws = tmp_path / "ws"
     ws.mkdir()
-    for var in ("EKKO_WORKSPACE", "EKKO_SESSION", "EKKO_NOW", "EKKO_DEBUG", "EKKO_USER",
-                "NO_COLOR", "EDITOR", "VISUAL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("EKKO_HOME", str(home))
-    monkeypatch.setenv("EKKO_USER", "tester")
+    _isolate(monkeypatch, tmp_path / "home")
     monkeypatch.chdir(ws)
     return ws
 
@@ -278,10 +283,18 @@ def run_process(args, *, input=None, cwd=None, env=None, timeout=60):
     return Result(proc.returncode, out, err)
 
 
+def _never_the_real_home(env) -> None:
+    """Every run has EKKO_HOME set (by `hermetic`, or by the test): never the user's ~/.ekko."""
+    home = (env or {}).get("EKKO_HOME") or os.environ.get("EKKO_HOME")
+    assert home and os.path.realpath(os.path.expanduser(home)) != os.path.realpath(
+        os.path.expanduser("~/.ekko")), "EKKO_HOME must point into the test's own folder"
+
+
 @pytest.fixture
 def cli(hermetic):
     """Run ekko-mem in this process: argv, stdin (text or bytes), cwd, extra env, timeout."""
     def run(*args, input=None, cwd=None, env=None, timeout=60):
+        _never_the_real_home(env)
         if env and any(key in STARTUP_ONLY for key in env):
             return run_process(args, input=input, cwd=cwd or hermetic, env=env,
                                timeout=timeout)
@@ -294,15 +307,29 @@ def cli(hermetic):
 def cli_proc(hermetic):
     """Run the installed ekko-mem in a new process; the same arguments and result as `cli`."""
     def run(*args, input=None, cwd=None, env=None, timeout=60):
+        _never_the_real_home(env)
         return run_process(args, input=input, cwd=cwd or hermetic, env=env, timeout=timeout)
     return run
 
 
-@pytest.fixture
-def ws(cli, hermetic):
-    """An initialised workspace."""
-    result = cli("init")
+@pytest.fixture(scope="session")
+def initialised(tmp_path_factory):
+    """The `.ekko/` that `ekko-mem init` makes, made once per test process in a folder of its
+    own (with its own EKKO_HOME)."""
+    root = tmp_path_factory.mktemp("initialised")
+    (root / "ws").mkdir()
+    with pytest.MonkeyPatch.context() as patch:
+        _isolate(patch, root / "home")
+        result = run_in_process(["init"], cwd=root / "ws")
     assert result.code == 0, result
+    return root / "ws" / ".ekko"
+
+
+@pytest.fixture
+def ws(hermetic, initialised):
+    """An initialised workspace: a copy of what init wrote, modes included (the copies share
+    the workspace id, each in its own folder with its own user home)."""
+    shutil.copytree(initialised, hermetic / ".ekko")
     return hermetic
 
 
