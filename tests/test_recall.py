@@ -148,9 +148,9 @@ def test_nul_bytes_in_a_question_from_stdin(cli, ws):
 
 
 @pytest.mark.parametrize("argv, needle", [
-    (("context", "x", "--budget", "99999999999999999999"), "--budget"),
-    (("query", "x", "--limit", "99999999999"), "--limit"),
-    (("query", "x", "--messages", "--limit", "99999999999"), "--limit"),
+    (("context", "x", "--budget", "99999999999999999999"), "budget 99999999999999999999 is"),
+    (("query", "x", "--limit", "99999999999"), "limit 99999999999 is too large"),
+    (("query", "x", "--messages", "--limit", "99999999999"), "limit 99999999999 is too"),
     (("query", "x", "--messages", "--since", "someday maybe"), "'someday maybe' as a time"),
     (("query", "x", "--since", "yesterday"), "--messages"),
 ])

@@ -11,5 +11,5 @@ MAX_TERMS = 64           # informative terms looked up per question
 
 def check_limit(name: str, value: int) -> None:
     if value > MAX[name]:
-        raise UsageError(f"--{name} {value} is too large (at most {MAX[name]:,})",
-                         f"pass a --{name} of {MAX[name]:,} or less")
+        raise UsageError(f"{name} {value} is too large (at most {MAX[name]:,})",
+                         f"ask for {MAX[name]:,} or less")
