@@ -1,4 +1,5 @@
-"""Command bodies shared by the Typer app and the fast path: one service call, then render.
+"""Command bodies shared by the Typer app and the fast path: parse, one service call, a
+result (`results.py`), then `render.emit`.
 
 Kept free of Typer so that hot commands (log, context) start without importing it.
 """
@@ -7,7 +8,8 @@ from __future__ import annotations
 import os
 import sys
 
-from .render import human, machine
+from . import results
+from .render import emit
 
 
 def service(workspace=None, session=None, timeout=None):
@@ -40,14 +42,7 @@ def do_init(path, *, no_gitignore=False, git_hooks=False, as_json=False, quiet=F
 
 def _init(path, *, no_gitignore, as_json, quiet, workspace):
     result = service(workspace).init_workspace(path, gitignore=not no_gitignore)
-    if as_json:
-        return machine.emit_json(result)
-    if result["created"]:
-        human.lines([f"initialised {result['db']}"])
-    else:
-        human.lines([f"already initialised: {result['db']} (nothing changed)"])
-    if result["gitignore"] == "added":
-        human.note("added .ekko/ to .gitignore (memory stays private)", quiet=quiet)
+    emit(results.Initialised(result), as_json=as_json, quiet=quiet)
 
 
 def do_log(text, *, session=None, role="user", parent=None, meta=None, jsonl=None,
@@ -60,12 +55,7 @@ def do_log(text, *, session=None, role="user", parent=None, meta=None, jsonl=Non
             body = read_text(text, "message text")
             messages = [svc.log_message(body, session=session, role=role, parent=parent,
                                         meta=list(meta or ()), confirm=yes)]
-    for note in svc.notes:
-        human.note(f"ekko-mem: note: {note}", quiet=quiet)
-    if as_json:
-        return machine.emit_jsonl(messages)
-    if not quiet:
-        human.lines([m["id"] for m in messages])
+    emit(results.Logged(messages, tuple(svc.notes)), as_json=as_json, quiet=quiet)
 
 
 def _read_lines(source: str):
@@ -99,34 +89,15 @@ def do_history(*, session=None, limit=20, sessions=False, reveal=False, as_json=
     if sessions:
         with service(workspace) as svc:
             found = unless_revealed(svc.sessions(limit), reveal)
-        if as_json:
-            return machine.emit_jsonl(found)
-        return human.table("sessions", ["session", "messages", "first", "last"],
-                           [[s["sessionId"], s["messages"], s["firstAt"], s["lastAt"]]
-                            for s in found], no_color=no_color)
+        return emit(results.Sessions(found), as_json=as_json, no_color=no_color)
     with service(workspace, session) as svc:
         result = unless_revealed(svc.history(session=session, limit=limit), reveal)
-    if as_json:
-        return machine.emit_jsonl(result["messages"])
-    rows = [[m["createdAt"], m["id"], m["role"], human.short(m["content"], 80)]
-            for m in result["messages"]]
-    human.table(f"session {result['sessionId']}", ["time", "id", "role", "content"], rows,
-                no_color=no_color)
+    emit(results.History(result), as_json=as_json, no_color=no_color)
 
 
 def do_migrate(*, status=False, dry_run=False, as_json=False, workspace=None):
     result = service(workspace).migration_report(status=status, dry_run=dry_run)
-    if as_json:
-        return machine.emit_json(result)
-    out = [f"{result['db']}: schema version {result['version']} (latest {result['latest']})"]
-    if status:
-        out += [f"applied  {m['version']:03d} {m['name']} at {m['appliedAt']}"
-                for m in result["applied"]]
-    out += [f"{'would apply' if dry_run else 'pending'}  {n:03d} {name}"
-            for n, name in result["pending"] if status or dry_run]
-    if not status and not dry_run:
-        out += [f"applied  {name}" for name in result["appliedNow"]] or ["nothing to apply"]
-    human.lines(out)
+    emit(results.Migration(result, status=status, dry_run=dry_run), as_json=as_json)
 
 
 def do_context(text, *, session=None, budget=None, format="text", counter=None,
@@ -139,39 +110,13 @@ def do_context(text, *, session=None, budget=None, format="text", counter=None,
         context = svc.build_context(text, session=session, budget=budget, counter=counter,
                                     strict=strict, with_input=with_input,
                                     markdown=fmt == "markdown")
-    for warning in context["diagnostics"]["warnings"]:
-        human.note(f"ekko-mem: warning: {warning}", quiet=quiet)
-    if fmt == "json":
-        return machine.emit_json(context)
-    if context["text"]:
-        sys.stdout.write(context["text"] + "\n")
+    emit(results.Context(context), fmt=fmt, quiet=quiet)
 
 
 def do_explain(context_id=None, *, last=False, reveal=False, as_json=False, workspace=None):
     with service(workspace) as svc:
         result = unless_revealed(svc.explain(None if last else context_id), reveal)
-    if as_json:
-        return machine.emit_json(result)
-    out = [f"context {result['contextId']} ({result['createdAt']})"
-           + (f" for: {result['queryText']}" if result.get("queryText") else "")]
-    found = result.get("retrieval") or {}
-    if found:
-        out.append(f"ranked list: {found['candidatesConsidered']} candidates considered,"
-                   f" {found['ranked']} ranked, {found['packed']} packed,"
-                   f" {found['cutForBudget']} cut for the budget,"
-                   f" {found['belowRelevanceFloor']} below the relevance floor")
-    for item in result["items"]:
-        rank = f"  [found by {', '.join(item['via'])}]" if item.get("via") else ""
-        if item["kind"] != "node":
-            out.append(f"- {item['kind']} {item['id']}: {human.short(item['title'], 70)}{rank}")
-            continue
-        out.append(f"- {item['title']}  ({item['id']}, {item.get('scope', '?')}){rank}")
-        if item.get("reason"):
-            out.append(f"    why: {item['reason']}")
-        for source in item.get("sources", []):
-            out.append(f"    from {source['sessionId']} at {source['createdAt']}:"
-                       f" {human.short(source['content'], 60)}")
-    human.lines(out)
+    emit(results.Explanation(result), as_json=as_json)
 
 
 def do_schema(name):
@@ -179,7 +124,7 @@ def do_schema(name):
     from .models import SCHEMAS
     if name not in SCHEMAS:
         raise UsageError(f"unknown schema {name!r}", f"use one of: {', '.join(SCHEMAS)}")
-    machine.emit_json(SCHEMAS[name].model_json_schema())
+    emit(results.Schema(SCHEMAS[name].model_json_schema()))
 
 
 def do_mcp(*, session=None, workspace=None):
@@ -195,12 +140,7 @@ def do_mcp(*, session=None, workspace=None):
 
 def do_config(*, as_json=False, no_color=False, workspace=None):
     svc = service(workspace)
-    settings = svc.config.effective()
-    if as_json:
-        return machine.emit_json(settings)
-    human.table("effective settings", ["key", "value", "source"],
-                [[s["key"], machine.dump(s["value"]), s["source"]] for s in settings],
-                no_color=no_color)
+    emit(results.Settings(svc.config.effective()), as_json=as_json, no_color=no_color)
 
 
 def _running_binary() -> str | None:
@@ -215,20 +155,7 @@ def do_hooks(action, *, rev="HEAD", as_json=False, quiet=False, workspace=None):
         result = {"install": lambda: svc.install_hooks(_running_binary()),
                   "uninstall": svc.uninstall_hooks,
                   "run": lambda: svc.record_commit(rev)}[action]()
-    if as_json:
-        return machine.emit_json(result)
-    if quiet:
-        return None
-    if action == "install":
-        human.lines([f"installed {result['hook']}" + (" (chained after the existing hook)"
-                     if result.get("chained") else "") if result["installed"]
-                     else f"{result['hook']}: {result['reason']}"])
-    elif action == "uninstall":
-        human.lines([f"removed ekko-mem from {result['hook']}" if result["removed"]
-                     else f"{result['hook']}: {result['reason']}"])
-    else:
-        human.lines([f"recorded {result['sha'][:12]} as {result['messageId']}"
-                     if result["recorded"] else f"{result['sha'][:12]}: {result['reason']}"])
+    emit(results.HookOutcome(action, result), as_json=as_json, quiet=quiet)
 
 
 def do_hooks_install(**options):
@@ -250,12 +177,7 @@ def do_doctor(*, repair=False, scan=None, as_json=False, quiet=False, workspace=
     from .errors import EkkoError
     with service(workspace) as svc:
         report = svc.doctor(repair=repair, scan=scan)
-    if as_json:
-        machine.emit_json(report)
-    elif not quiet:
-        human.lines([f"{'ok' if c['ok'] else 'FIXED' if c['fixed'] else 'FAIL':5}"
-                     f" {c['db']:9} {c['check']:17} {c['detail']}".rstrip()
-                     for c in report["checks"]])
+    emit(results.DoctorReport(report), as_json=as_json, quiet=quiet)
     if not report["ok"]:
         from .options import command_line
         raise EkkoError("doctor found problems", f"run '{command_line('doctor', 'repair')}'"

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import sys
 
+from . import results
 from .actions import service
 from .errors import Rejected, UsageError
-from .render import human, machine
+from .render import emit
 
 
 def _read_answer(source: str) -> dict:
@@ -25,12 +26,10 @@ def _read_answer(source: str) -> dict:
                        ) from None
 
 
-def _warn_queued(result: dict, quiet: bool) -> None:
-    if result.get("queued"):
-        from .options import command_line
-        human.note(f"ekko-mem: warning: the LLM command failed ({result['error']}); queued as"
-                   f" {result['queued']}, nothing written; retry with"
-                   f" '{command_line('extract', 'retry')}'", quiet=quiet)
+def _retry_command() -> str:
+    """Named in the warning when an LLM command failed and its job was queued."""
+    from .options import command_line
+    return command_line("extract", "retry")
 
 
 def do_summarize(*, session=None, llm_cmd=None, if_needed=False, print_prompt=False,
@@ -38,67 +37,27 @@ def do_summarize(*, session=None, llm_cmd=None, if_needed=False, print_prompt=Fa
                  workspace=None):
     with service(workspace, session) as svc:
         if chain:
-            summaries = svc.summary_chain(session=session)
-            if as_json:
-                return machine.emit_jsonl(summaries)
-            return human.lines([
-                f"{s['id']}  {s['fromMessageId']}..{s['toMessageId']}  parent"
-                f" {s.get('parentSummaryId') or '-'}"
-                f"{'  (needs regeneration)' if s.get('needsRegeneration') else ''}"
-                f"\n    {human.short(s['summary'], 90)}" for s in summaries])
+            chained = results.SummaryChain(svc.summary_chain(session=session))
+            return emit(chained, as_json=as_json)
         if print_prompt:
-            return sys.stdout.write(svc.summary_prompt(session=session)["prompt"])
+            return emit(results.Prompt(svc.summary_prompt(session=session)["prompt"]))
         if apply is not None:
             result = svc.apply_answer(_read_answer(apply), session=session)
         else:
             result = svc.summarize(session=session, llm_cmd=llm_cmd, if_needed=if_needed,
                                    extract=not no_extract)
-    _warn_queued(result, quiet)
-    if as_json:
-        return machine.emit_json(result)
-    if quiet:
-        return None
-    if result.get("kind") == "extraction":
-        return human.lines(_extraction_lines(result))
-    summary = result.get("summary")
-    if summary is None:
-        if result.get("skipped"):
-            human.note(f"nothing done: {result['reason']}")
-        return None
-    extracted = result.get("extraction") or {}
-    human.lines([f"{summary['id']} (parent {summary.get('parentSummaryId') or '-'}):"
-                 f" {summary['summary']}"] + _extraction_lines(extracted))
-
-
-def _extraction_lines(result: dict) -> list[str]:
-    lines = []
-    for r in result.get("results", []):
-        if r.get("accepted"):
-            lines.append(f"  {r['operation']} {r['nodeId']} ({r['scope']})")
-        elif r.get("operation") != "ignored":
-            lines.append(f"  not stored: {r['reason']}")
-    return lines
+    emit(results.Summarized(result, _retry_command()), as_json=as_json, quiet=quiet)
 
 
 def do_extract(*, session=None, llm_cmd=None, retry=False, jobs=False, print_prompt=False,
                apply=None, as_json=False, quiet=False, workspace=None):
     with service(workspace, session) as svc:
         if jobs:
-            pending = svc.jobs()
-            if as_json:
-                return machine.emit_jsonl(pending)
-            return human.lines([f"{j['id']}  {j['kind']}  {j['sessionId']}  tries"
-                                f" {j['attempts']}  {j['error']}" for j in pending]
-                               or ["the retry queue is empty"])
+            return emit(results.Jobs(svc.jobs()), as_json=as_json)
         if retry:
-            outcomes = svc.retry_jobs(llm_cmd=llm_cmd)
-            if as_json:
-                return machine.emit_jsonl(outcomes)
-            return human.lines([f"{o['jobId']}: {o['status']}" + (f" ({o['error']})" if
-                                o.get("error") else "") for o in outcomes]
-                               or ["the retry queue is empty"])
+            return emit(results.Retries(svc.retry_jobs(llm_cmd=llm_cmd)), as_json=as_json)
         if print_prompt:
-            return sys.stdout.write(svc.extraction_prompt_for(session=session))
+            return emit(results.Prompt(svc.extraction_prompt_for(session=session)))
         if apply is not None:
             answer = _read_answer(apply)
             if "nodes" not in answer:
@@ -107,12 +66,7 @@ def do_extract(*, session=None, llm_cmd=None, retry=False, jobs=False, print_pro
             result = svc.apply_answer(answer, session=session)
         else:
             result = svc.extract(session=session, llm_cmd=llm_cmd)
-    _warn_queued(result, quiet)
-    if as_json:
-        machine.emit_json(result)
-    elif not quiet:
-        lines = _extraction_lines(result)
-        human.lines(lines or [result.get("reason") or "no memory in the new messages"])
+    emit(results.Extracted(result, _retry_command()), as_json=as_json, quiet=quiet)
     if apply is not None:
         _fail_on_refusals(result)
 
@@ -120,8 +74,7 @@ def do_extract(*, session=None, llm_cmd=None, retry=False, jobs=False, print_pro
 def _fail_on_refusals(result: dict) -> None:
     """An answer applied by hand reports refusals in its exit code, as `remember` does;
     automatic extraction does not (a refusal there is policy working, not an error)."""
-    from .actions_memory import refused_error
-    results = result.get("results", [])
-    error = refused_error(results)
-    if error is not None and not any(r.get("accepted") for r in results):
+    answers = result.get("results", [])
+    error = results.first_refusal(answers)
+    if error is not None and not any(a.get("accepted") for a in answers):
         raise error

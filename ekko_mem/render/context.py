@@ -1,0 +1,49 @@
+"""Renderers of `context` (text, markdown or JSON) and `explain`."""
+from __future__ import annotations
+
+import sys
+
+from . import Renderer, human
+
+
+class ContextView(Renderer):
+    """The text is meant for an LLM: written as the service packed it, never through rich."""
+
+    def diagnose(self, result) -> None:
+        for warning in result.data["diagnostics"]["warnings"]:
+            human.note(f"ekko-mem: warning: {warning}", quiet=self.quiet)
+
+    def human(self, result) -> None:
+        if result.data["text"]:
+            sys.stdout.write(result.data["text"] + "\n")
+
+    # The service packs markdown itself (headings count against the budget).
+    markdown = human
+
+
+class ExplanationView(Renderer):
+    def human(self, result) -> None:
+        data = result.data
+        out = [f"context {data['contextId']} ({data['createdAt']})"
+               + (f" for: {data['queryText']}" if data.get("queryText") else "")]
+        found = data.get("retrieval") or {}
+        if found:
+            out.append(f"ranked list: {found['candidatesConsidered']} candidates considered,"
+                       f" {found['ranked']} ranked, {found['packed']} packed,"
+                       f" {found['cutForBudget']} cut for the budget,"
+                       f" {found['belowRelevanceFloor']} below the relevance floor")
+        for item in data["items"]:
+            out += _item_lines(item)
+        human.lines(out)
+
+
+def _item_lines(item: dict) -> list[str]:
+    rank = f"  [found by {', '.join(item['via'])}]" if item.get("via") else ""
+    if item["kind"] != "node":
+        return [f"- {item['kind']} {item['id']}: {human.short(item['title'], 70)}{rank}"]
+    out = [f"- {item['title']}  ({item['id']}, {item.get('scope', '?')}){rank}"]
+    if item.get("reason"):
+        out.append(f"    why: {item['reason']}")
+    out += [f"    from {source['sessionId']} at {source['createdAt']}:"
+            f" {human.short(source['content'], 60)}" for source in item.get("sources", [])]
+    return out

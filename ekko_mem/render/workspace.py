@@ -1,0 +1,94 @@
+"""Renderers of the workspace commands: init, migrate, config, schema, hooks, doctor, export,
+import."""
+from __future__ import annotations
+
+import sys
+
+from . import Renderer, human, machine
+
+
+class InitialisedView(Renderer):
+    def human(self, result) -> None:
+        data = result.data
+        if data["created"]:
+            human.lines([f"initialised {data['db']}"])
+        else:
+            human.lines([f"already initialised: {data['db']} (nothing changed)"])
+        if data["gitignore"] == "added":
+            human.note("added .ekko/ to .gitignore (memory stays private)", quiet=self.quiet)
+
+
+class MigrationView(Renderer):
+    def human(self, result) -> None:
+        data, status, dry_run = result.data, result.status, result.dry_run
+        out = [f"{data['db']}: schema version {data['version']} (latest {data['latest']})"]
+        if status:
+            out += [f"applied  {m['version']:03d} {m['name']} at {m['appliedAt']}"
+                    for m in data["applied"]]
+        out += [f"{'would apply' if dry_run else 'pending'}  {n:03d} {name}"
+                for n, name in data["pending"] if status or dry_run]
+        if not status and not dry_run:
+            out += [f"applied  {name}" for name in data["appliedNow"]] or ["nothing to apply"]
+        human.lines(out)
+
+
+class SettingsView(Renderer):
+    def json(self, result) -> None:
+        machine.emit_json(result.rows)
+
+    def human(self, result) -> None:
+        human.table("effective settings", ["key", "value", "source"],
+                    [[s["key"], machine.dump(s["value"]), s["source"]] for s in result.rows],
+                    no_color=self.no_color)
+
+
+class SchemaView(Renderer):
+    """A schema is for tools (an LLM's structured output): JSON whatever the format."""
+
+    human = Renderer.json
+
+
+class HookView(Renderer):
+    def human(self, result) -> None:
+        if not self.quiet:
+            human.lines([_hook_line(result.action, result.data)])
+
+
+def _hook_line(action: str, data: dict) -> str:
+    if action == "install":
+        if not data["installed"]:
+            return f"{data['hook']}: {data['reason']}"
+        chained = " (chained after the existing hook)" if data.get("chained") else ""
+        return f"installed {data['hook']}{chained}"
+    if action == "uninstall":
+        return (f"removed ekko-mem from {data['hook']}" if data["removed"]
+                else f"{data['hook']}: {data['reason']}")
+    return (f"recorded {data['sha'][:12]} as {data['messageId']}" if data["recorded"]
+            else f"{data['sha'][:12]}: {data['reason']}")
+
+
+class DoctorView(Renderer):
+    def human(self, result) -> None:
+        if not self.quiet:
+            human.lines([f"{'ok' if c['ok'] else 'FIXED' if c['fixed'] else 'FAIL':5}"
+                         f" {c['db']:9} {c['check']:17} {c['detail']}".rstrip()
+                         for c in result.data["checks"]])
+
+
+class ExportedView(Renderer):
+    """An export is JSON Lines whatever the format: it is read back by `import`."""
+
+    def json(self, result) -> None:
+        for line in machine.jsonl_lines(result.records):
+            sys.stdout.write(line)
+
+    human = json
+
+
+class ImportView(Renderer):
+    def human(self, result) -> None:
+        if not self.quiet:
+            counts = result.data["imported"]
+            human.lines([f"imported {counts['message']} messages, {counts['summary']}"
+                         f" summaries, {counts['node']} memories, {counts['event']} audit"
+                         f" events; {result.data['skipped']} already present"])
