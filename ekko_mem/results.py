@@ -20,35 +20,38 @@ class Result:
     """Fields are the class's annotations, in order; a class attribute is a field's default
     (defaults are immutable: tuples, not lists)."""
 
-    fields: tuple[str, ...] = ()
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        declared = (name for klass in reversed(cls.__mro__)
-                    for name in klass.__dict__.get("__annotations__", {}) if name != "fields")
-        cls.fields = tuple(dict.fromkeys(declared))
+    @classmethod
+    def fields(cls) -> tuple[str, ...]:
+        # Worked out on first use, not when the class is made: a command builds one type.
+        found = cls.__dict__.get("_fields")
+        if found is None:
+            declared = (name for klass in reversed(cls.__mro__)
+                        for name in klass.__dict__.get("__annotations__", {}))
+            found = cls._fields = tuple(dict.fromkeys(declared))
+        return found
 
     def __init__(self, *args, **kwargs) -> None:
-        if len(args) > len(self.fields):
-            raise TypeError(f"{type(self).__name__} takes {len(self.fields)} fields")
-        given = dict(zip(self.fields, args))
+        fields = self.fields()
+        if len(args) > len(fields):
+            raise TypeError(f"{type(self).__name__} takes {len(fields)} fields")
+        given = dict(zip(fields, args))
         for name, value in kwargs.items():
-            if name not in self.fields or name in given:
+            if name not in fields or name in given:
                 raise TypeError(f"{type(self).__name__}: bad or repeated field {name!r}")
             given[name] = value
-        for name in self.fields:
+        for name in fields:
             if name not in given and not hasattr(type(self), name):
                 raise TypeError(f"{type(self).__name__}: missing field {name!r}")
             setattr(self, name, given.get(name, getattr(type(self), name, None)))
 
     def __eq__(self, other) -> bool:
         return type(self) is type(other) and all(
-            getattr(self, name) == getattr(other, name) for name in self.fields)
+            getattr(self, name) == getattr(other, name) for name in self.fields())
 
     __hash__ = None  # mutable, like the dicts it wraps
 
     def __repr__(self) -> str:
-        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.fields)
+        inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.fields())
         return f"{type(self).__name__}({inner})"
 
 
