@@ -13,8 +13,9 @@ from .render import emit
 
 
 def service(workspace=None, session=None, timeout=None):
+    from .options import spell_step
     from .service import MemoryService
-    return MemoryService(workspace, session=session, timeout=timeout)
+    return MemoryService(workspace, session=session, timeout=timeout, spell=spell_step)
 
 
 def read_text(text: str | None, what: str = "text") -> str:

@@ -241,17 +241,6 @@ def test_the_fast_path_imports_no_typer_rich_or_pydantic(tmp_path):
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 # Other programs' flags that happen to share a name with one of ours.
 FOREIGN = {("ekko_mem/service/hooks.py", "--format")}  # git log --format
-# Report text still written with flags: doctor's findings and the note about a masked secret
-# in a logged message. Each entry goes when its module no longer names the flag.
-NOT_YET_MOVED = {
-    ("ekko_mem/service/doctor.py", "--hard"),
-    ("ekko_mem/service/doctor.py", "--message"),
-    ("ekko_mem/service/doctor.py", "--purge-sources"),
-    ("ekko_mem/service/doctor.py", "--repair"),
-    ("ekko_mem/service/doctor.py", "--yes"),
-    ("ekko_mem/service/messages.py", "--yes"),
-    ("ekko_mem/service/transfer.py", "--yes"),
-}
 
 
 def flag_literals() -> dict[str, set[str]]:
@@ -269,12 +258,10 @@ def flag_literals() -> dict[str, set[str]]:
 def test_each_flag_is_spelt_in_one_module():
     spelt = {(module, name) for name, modules in flag_literals().items() if len(modules) > 1
              for module in modules if module != TABLE}
-    unexpected = sorted(spelt - FOREIGN - NOT_YET_MOVED)
+    unexpected = sorted(spelt - FOREIGN)
     assert not unexpected, (
         "these modules spell a flag that options.py declares; name it with options.flag()"
         f" or reword: {unexpected}")
-    stale = sorted(NOT_YET_MOVED - spelt)
-    assert not stale, f"no longer spelt there; remove from NOT_YET_MOVED: {stale}"
 
 
 def test_every_flag_the_table_declares_is_found_by_the_scan():

@@ -16,7 +16,7 @@ def test_log_masks_credentials_and_says_so(cli, ws):
     out = cli("log", f"my deploy key is {KEY}")
     assert out.code == 0
     assert out.err == ("ekko-mem: note: an API key in the message was replaced by"
-                       " [secret removed] (pass --yes to keep it as written)\n")
+                       " [secret removed] (rerun with --yes to keep it as written)\n")
     stored = cli("history", "--json", "--reveal").jsonl()[0]["content"]
     assert stored == "my deploy key is [secret removed]"
     assert cli("log", "-q", PASSWORD_LINE).err == ""

@@ -35,8 +35,8 @@ class MemoryService:
     """Open with `MemoryService(workspace=path)`, or from the current folder."""
 
     def __init__(self, workspace=None, *, env=None, session: str | None = None,
-                 timeout: float | None = None) -> None:
-        self.stores = Stores(workspace, env=env, session=session, timeout=timeout)
+                 timeout: float | None = None, spell=None) -> None:
+        self.stores = Stores(workspace, env=env, session=session, timeout=timeout, spell=spell)
 
     def __getattr__(self, name: str):
         owner = _OWNER.get(name)

@@ -1,9 +1,9 @@
 """`doctor`: is every memory db healthy? Files, modes, integrity, schema, FTS in step,
-expired-but-active nodes, broken chains and orphaned references; --repair fixes what it can.
+expired-but-active nodes, broken chains and orphaned references; a repair fixes what it can.
 
 Each check runs on its own: whatever goes wrong inside one (a damaged page, a missing table,
 an unreadable file) becomes a FAIL line for that check and the others still run. A damaged db
-is only read, never written, even with --repair: writing to a broken b-tree can spread the
+is only read, never written, even when repairing: writing to a broken b-tree can spread the
 damage.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import sqlite3
 import stat
 from contextlib import suppress
 
-from ..errors import EkkoError, UsageError
+from ..errors import EkkoError, Step, UsageError
 from .stores import UseCase
 
 RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 'ekko-mem"
@@ -194,9 +194,11 @@ class Doctor(UseCase):
         if not pending:
             return _check(db.name, "pending purges", True, "no erasure is waiting to finish")
         nodes = [n for n in pending if n != SWEEP]
-        what = (f"run 'ekko-mem forget {nodes[0]} --hard --purge-sources --yes' in the workspace"
-                " that logged its sources" if nodes else
-                "run 'ekko-mem forget --message ID --hard --yes' again for a purged message")
+        spell = self.stores.spell
+        what = (spell(Step("hard", "purgeSources", "confirm", command="forget",
+                           target=nodes[0])) + " in the workspace that logged its sources"
+                if nodes else spell(Step("message=ID", "hard", "confirm", command="forget"))
+                + " again for a purged message")
         count = sum(len(ids) for ids in pending.values())
         return _check(db.name, "pending purges", False,
                       f"{count} purged or source messages still wait for an erasure to finish;"
@@ -211,9 +213,11 @@ class Doctor(UseCase):
             return _check(db.name, "scan", True, f"the text is not in {db.path.name}, its -wal"
                           " and -shm files, or the full-text index")
         where = ", ".join(os.path.basename(p) for p in found) or "the full-text index"
-        held = (f"; {live} live records hold it: find them with 'ekko-mem query' and forget"
-                " them with --hard" if live else "; no live record holds it: run"
-                " 'ekko-mem doctor --repair' (rebuilds the index), then scan again")
+        spell = self.stores.spell
+        held = (f"; {live} live records hold it: find them with 'ekko-mem query', then"
+                f" {spell(Step('hard', command='forget', target='ID'))} for each" if live else
+                f"; no live record holds it: {spell(Step('repair', command='doctor'))}"
+                " (rebuilds the index), then scan again")
         return _check(db.name, "scan", False, f"the text is still in {where}{held}")
 
     def _check_files(self, db: _Db) -> list[dict]:
@@ -240,7 +244,8 @@ class Doctor(UseCase):
         db.read_only = True  # until it is out of the way, look without touching anything
         if not db.repair:
             return _check(db.name, name, False, f"{problem}; the db was checked read-only;"
-                          " run 'ekko-mem doctor --repair' to move it aside")
+                          f" {self.stores.spell(Step('repair', command='doctor'))} to move it"
+                          " aside")
         target = _aside(side)
         os.rename(side, target)
         db.read_only = False
@@ -283,14 +288,15 @@ class Doctor(UseCase):
                       db.restore(f"{db.path} is damaged: {db.damaged}"))
 
     def _repairable(self, db: _Db, name: str, problem: str, fix) -> dict:
-        """A problem that --repair fixes by calling `fix()`, unless the db must not be written;
+        """A problem that a repair fixes by calling `fix()`, unless the db must not be written;
         `fix` returns the few words saying what it did."""
         why = db.blocked()
         if db.damaged or (db.repair and why):
             return _check(db.name, name, False, db.todo(
                 problem, "deal with the first FAIL line for this db, then rerun doctor", why))
         if not db.repair:
-            return _check(db.name, name, False, f"{problem}; run 'ekko-mem doctor --repair'")
+            return _check(db.name, name, False,
+                          f"{problem}; {self.stores.spell(Step('repair', command='doctor'))}")
         return _check(db.name, name, False, f"{problem} ({fix()})", True)
 
     def _check_schema(self, db: _Db) -> dict:

@@ -1,7 +1,7 @@
 """The raw message log: append-only writes and session reads."""
 from __future__ import annotations
 
-from ..errors import NotFound, Rejected
+from ..errors import NotFound, Rejected, Step
 from ..ids import new_id
 from ..policy.records import json_objects, normalise_message, parse_meta_pairs
 from .stores import UseCase
@@ -80,8 +80,9 @@ class Messages(UseCase):
         msg["content"] = mask_secrets(msg["content"])
         if meta:
             msg["metadata"] = mask_json(meta)
+        keep = self.stores.spell(Step("confirm"))
         self.stores.notes.append(f"{where}{what} in the message was replaced by [secret removed]"
-                          " (pass --yes to keep it as written)")
+                                 f" ({keep} to keep it as written)")
 
     def history(self, *, session: str | None = None, limit: int = 20) -> dict:
         if limit < 1:

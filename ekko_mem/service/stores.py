@@ -21,8 +21,12 @@ def no_db(root: str, path: str) -> StoreUnavailable:
 
 class Stores:
     def __init__(self, workspace=None, *, env: Env | None = None,
-                 session: str | None = None, timeout: float | None = None) -> None:
+                 session: str | None = None, timeout: float | None = None,
+                 spell=None) -> None:
         self.env = env or Env()
+        # How a report names a next step (errors.Step): the command line passes its flags'
+        # spelling; a library caller or an agent reads the design's words.
+        self.spell = spell or str
         self._workspace_arg = workspace
         self._session_arg = session
         self.timeout = timeout

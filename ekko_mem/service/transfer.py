@@ -191,7 +191,7 @@ class Transfer(UseCase):
     # -- the write policy, applied to every record the import would add -------------------------
     def _import_policy(self, records, fresh, stores: dict, confirm: bool) -> None:
         """Checked in file order; every refusal (exit 4) comes before any question (exit 3),
-        so --yes never lets a file through that would be refused anyway."""
+        so confirming never lets a file through that would be refused anyway."""
         in_file = {d["id"] for _, k, d in records if k == "node"}
         singles: dict[tuple, int] = {}
         unconfirmed, secret = [], []
