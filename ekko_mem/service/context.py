@@ -7,7 +7,7 @@ still a context (storeStatus degraded or disabled), unless the caller asked for 
 from __future__ import annotations
 
 
-from ..errors import EkkoError
+from ..errors import EkkoError, Step
 from ..policy import conflict, topics
 from .stores import UseCase
 
@@ -152,7 +152,8 @@ class Context(UseCase):
         run = self.store.summaries.get_context_run(context_id)
         if run is None:
             raise NotFound("no context run recorded" if context_id is None else
-                           f"no context run {context_id}", "run 'ekko-mem context' first")
+                           f"no context run {context_id}", "first",
+                           step=Step(command="context"))
         ranking = run.get("ranking") or {}
         ranked = ranking.get("items", {})
         items = []

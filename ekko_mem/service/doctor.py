@@ -29,7 +29,7 @@ def _check(db, name, ok, detail="", fixed=False) -> dict:
     return {"db": db, "check": name, "ok": ok, "detail": text[:600], "fixed": fixed}
 
 
-def _describe(exc: BaseException, path) -> str:
+def _describe(exc: BaseException, path, spell=str) -> str:
     cause = exc if isinstance(exc, sqlite3.Error) else exc.__cause__
     if isinstance(cause, sqlite3.Error) and "malformed" in str(cause) and not _damage(cause):
         # 'malformed JSON' and the like: bad data in a row, not a damaged file
@@ -39,11 +39,16 @@ def _describe(exc: BaseException, path) -> str:
         from ..store.connection import translate
         exc = translate(exc, os.fspath(path))
     if isinstance(exc, EkkoError):
-        return f"{exc.message}; {exc.hint}" if exc.hint else exc.message
+        return _said(exc, spell)
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or exc}; check the file and its folder"
     return f"{type(exc).__name__}: {exc}; rerun with EKKO_DEBUG=1 and report it"
+
+
+def _said(exc: EkkoError, spell) -> str:
+    """An error as a report line: its message and hint, its next step in `spell`'s words."""
+    return exc.line(spell).removeprefix("ekko-mem: ")
 
 
 def _damage(exc: BaseException) -> str:
@@ -111,7 +116,8 @@ class Doctor(UseCase):
         except UsageError:
             raise
         except Exception as exc:  # the last guard: doctor reports, it does not crash
-            checks.append(_check("doctor", "run", False, _describe(exc, "memory.db")))
+            checks.append(_check("doctor", "run", False,
+                                 _describe(exc, "memory.db", self.stores.spell)))
         finally:
             for db in dbs:
                 db.close()
@@ -125,7 +131,8 @@ class Doctor(UseCase):
         try:
             out.append(_Db("workspace", Path(self.stores.db_path), repair))
         except EkkoError as exc:
-            checks.append(_check("workspace", "found", False, _describe(exc, "")))
+            checks.append(_check("workspace", "found", False,
+                                 _describe(exc, "", self.stores.spell)))
         user = Path(self.env.user_db())
         if os.path.lexists(user):
             out.append(_Db("user", user, repair))
@@ -166,7 +173,7 @@ class Doctor(UseCase):
     def _failure(self, db: _Db, exc: BaseException) -> str:
         words = _damage(exc)
         if not words:
-            text = _describe(exc, db.path)
+            text = _describe(exc, db.path, self.stores.spell)
             return f"cannot repair: {text}" if db.repair else text
         if db.damaged:
             return "could not run: the db is damaged (see the first FAIL line for it)"
@@ -184,7 +191,7 @@ class Doctor(UseCase):
                       self.env.environ, modes=False)
         except EkkoError as exc:
             db.unusable = True
-            return _check(db.name, "owner", False, f"{exc.message}; {exc.hint}")
+            return _check(db.name, "owner", False, _said(exc, self.stores.spell))
         return _check(db.name, "owner", True, "yours, not a symbolic link")
 
     def _check_pending(self, db: _Db) -> dict:

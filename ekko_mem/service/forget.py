@@ -37,7 +37,8 @@ class Forget(UseCase):
                     return self._settle(finished, verify)
             found = self._forget_candidates(selector, mode)
             if not found:
-                raise NotFound("no memory matches that selector", "check it with 'ekko-mem query'")
+                raise NotFound("no memory matches that selector", "to check it",
+                               step=Step(command="query"))
             if (len(found) > 1 or mode == "hard") and not confirm:
                 why = (f"{len(found)} memories match" if len(found) > 1 else
                        "a hard delete cannot be undone")
@@ -165,8 +166,8 @@ class Forget(UseCase):
             known = self.store.messages.message_ids_exist(message_ids)
             unknown = [m for m in message_ids if m not in known]
             if unknown and not set(unknown) <= self.store.health.purged_message_ids():
-                raise NotFound(f"no message {unknown[0]}",
-                               "check the id with 'ekko-mem history'")
+                raise NotFound(f"no message {unknown[0]}", "to check the id",
+                               step=Step(command="history"))
             report = self.erasure.purge_messages(message_ids, reason=reason, actor=actor)
             return self._settle(_outcome(report, reason or "purge"),
                                 verify)

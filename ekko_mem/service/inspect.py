@@ -1,7 +1,7 @@
 """Looking back: the audit trail, undo, and `show` (why is this remembered?)."""
 from __future__ import annotations
 
-from ..errors import NotFound, Rejected
+from ..errors import NotFound, Rejected, Step
 from ..ids import kind_of
 from .stores import UseCase
 
@@ -49,7 +49,7 @@ class Inspect(UseCase):
             event = store.nodes.get_event(full)
             if event is not None:
                 return event, store
-        raise NotFound(f"no audit event {event_id}", "list them with 'ekko-mem audit'")
+        raise NotFound(f"no audit event {event_id}", "to list them", step=Step(command="audit"))
 
     def undo(self, event_id: str, *, reason: str = "", actor: str = "user") -> dict:
         """Reverse a soft change as a new audited change."""
@@ -93,7 +93,8 @@ class Inspect(UseCase):
     def _require_status(node: dict, status: str) -> None:
         if node["status"] != status:
             raise Rejected(f"{node['id']} is {node['status']} now, not {status}",
-                           "undo the later change first (see 'ekko-mem audit')")
+                           "to find the later change, and undo it first",
+                           step=Step(command="audit", target=node["id"]))
 
     def show(self, identifier: str) -> dict:
         """A record with its chain, sources and audit trail, found by id or unique prefix."""

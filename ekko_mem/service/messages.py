@@ -56,7 +56,7 @@ class Messages(UseCase):
         missing = parents - store.messages.message_ids_exist(sorted(parents))
         if missing:
             raise NotFound(f"parent message {sorted(missing)[0]} does not exist",
-                           "check the id with 'ekko-mem history'")
+                           "to check the id", step=Step(command="history"))
         store.messages.append_messages(messages)
         return messages
 

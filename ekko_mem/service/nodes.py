@@ -1,7 +1,7 @@
 """memory_propose_update: normalise, check scope and schema, resolve same-kind memories, write."""
 from __future__ import annotations
 
-from ..errors import NeedsConfirmation, NotFound, Rejected, refusal
+from ..errors import NeedsConfirmation, NotFound, Rejected, Step, refusal
 from ..policy.vocab import ACTORS, OPERATIONS, choose
 from .stores import UseCase
 
@@ -115,7 +115,8 @@ class Nodes(UseCase):
         if current is None or current["status"] != "active":
             state = "gone" if current is None else current["status"]
             raise Rejected(f"{old['id']} is {state}, not active",
-                           "look at it again with 'ekko-mem show' and retry")
+                           "to look at it again, then retry",
+                           step=Step(command="show", target=old["id"]))
         return current
 
     def _write_supersede(self, store, old, node, reason, actor, notes) -> dict:

@@ -1,7 +1,7 @@
 """Retrieval: MemoryQuery -> MemoryQueryResult, merged across dbs and conflict-resolved."""
 from __future__ import annotations
 
-from ..errors import NotFound, Rejected, UsageError
+from ..errors import NotFound, Rejected, Step, UsageError
 from ..policy import conflict
 from ..policy.vocab import SCOPES, TYPES, choose
 from .stores import UseCase
@@ -167,7 +167,8 @@ class Queries(UseCase):
         matches = sorted(set(matches))
         if not matches:
             raise NotFound(f"no memory record with id {prefix!r}",
-                           "list ids with 'ekko-mem query' or 'ekko-mem history'")
+                           "to list memory ids (history lists message ids)",
+                           step=Step(command="query"))
         if len(matches) > 1:
             raise UsageError(f"id prefix {prefix!r} matches {len(matches)} records"
                              f" ({', '.join(matches[:3])}…)", "give more characters")

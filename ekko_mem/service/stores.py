@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from ..env import DB_NAME, DIR_NAME, Env
-from ..errors import EkkoError, StoreUnavailable
+from ..errors import EkkoError, Step, StoreUnavailable
 from ..trust import db_files
 
 LOCK_TIMEOUT_S = 0.5  # a context waits at most this long for a locked db
@@ -16,7 +16,7 @@ HELD = {"user": {"user"}, "workspace": {"workspace", "session"}}  # scopes each 
 def no_db(root: str, path: str) -> StoreUnavailable:
     """The one wording of "this workspace has no memory yet"."""
     return StoreUnavailable(f"{root} has no memory db ({path} is missing)",
-                            f"run 'ekko-mem init {root}'")
+                            step=Step(command="init", target=root))
 
 
 class Stores:
@@ -192,7 +192,8 @@ class Stores:
 
     def _open_for_context(self, name, path, warnings, strict):
         if not os.path.exists(path):
-            raise StoreUnavailable(f"{name} memory db {path} is missing", "run 'ekko-mem init'")
+            raise StoreUnavailable(f"{name} memory db {path} is missing",
+                                   step=Step(command="init"))
         # Refused as the writers refuse it: no reads, no run records.
         self.trusted(*db_files(path))
         store = _open_degraded(path)

@@ -6,7 +6,7 @@ blocks and never half-writes: it becomes a job in the retry queue.
 """
 from __future__ import annotations
 
-from ..errors import NotFound, Rejected
+from ..errors import NotFound, Rejected, Step
 from ..ids import new_id
 from .stores import UseCase
 
@@ -266,8 +266,9 @@ class Summaries(UseCase):
         except ValidationError as exc:
             raise Rejected(f"the {'extraction' if is_extraction else 'summary'} does not match"
                            f" its schema: {validation_message(exc)}",
-                           "see 'ekko-mem schema summary' or 'ekko-mem schema extraction'"
-                           ) from None
+                           "for the shape it must have",
+                           step=Step(command="schema", target="extraction" if is_extraction
+                                     else "summary")) from None
         store = self.store
         previous = store.summaries.get_latest_summary(sid)
         if is_extraction:

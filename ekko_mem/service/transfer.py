@@ -160,7 +160,7 @@ class Transfer(UseCase):
                                f"each record appears once; {NOTHING}")
             records.append((number, kind, data))
         if not records:
-            raise Rejected("nothing to import", "give an 'ekko-mem export' file")
+            raise Rejected("nothing to import", "give a file written by export")
         return records
 
     def _import_plan(self, records, stores: dict) -> list[tuple[int, str, dict, str]]:

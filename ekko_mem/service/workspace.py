@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 
 from ..env import DB_NAME, DIR_NAME
-from ..errors import StoreUnavailable
+from ..errors import Step, StoreUnavailable
 from ..trust import db_files
 from .stores import UseCase, no_db
 
@@ -65,7 +65,7 @@ class Workspace(UseCase):
         folder = root / DIR_NAME
         if folder.resolve() == Path(self.env.user_home()).resolve():
             raise StoreUnavailable(f"{folder} is the user memory folder, not a workspace",
-                                   "run 'ekko-mem init' inside a project folder")
+                                   "inside a project folder", step=Step(command="init"))
         db = folder / DB_NAME
         # Never adopt (and chmod) a folder someone else made, nor follow a link out of it.
         self.stores.trusted(*db_files(str(db)), str(folder / "config.toml"))

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import os
 
-from ..errors import StoreUnavailable
+from ..errors import Step, StoreUnavailable
 from .connection import BUSY_TIMEOUT_S, Connection, connect, ensure_private_dir, ensure_private_file
 from . import migrations
 from .migrations import latest_version
@@ -24,8 +24,8 @@ def open_store(path, *, create: bool = False, allow_newer: bool = False,
         ensure_private_dir(os.path.dirname(path))
         ensure_private_file(path)
     elif not os.path.exists(path):
-        raise StoreUnavailable(f"no memory db at {path}",
-                               "run 'ekko-mem init' in the workspace first")
+        raise StoreUnavailable(f"no memory db at {path}", "in the workspace first",
+                               step=Step(command="init"))
     conn = Connection(connect(path, timeout=timeout), path)
     store = SqliteMemoryStore(conn)
     version = store.schema_version()

@@ -5,7 +5,7 @@ import os
 import sqlite3
 from contextlib import contextmanager, suppress
 
-from ..errors import EkkoError, StoreUnavailable
+from ..errors import EkkoError, Step, StoreUnavailable
 
 BUSY_TIMEOUT_S = 5.0
 
@@ -67,7 +67,8 @@ def translate(exc: sqlite3.Error, path: str) -> EkkoError:
     if "not a database" in text or "disk image is malformed" in text or "corrupt" in text:
         return StoreUnavailable(
             f"the memory db {path} is not a valid SQLite database ({text})",
-            "restore it from 'ekko-mem export' output, or move it aside and run 'ekko-mem init'",
+            "(after moving it aside), or restore it from an export",
+            step=Step(command="init"),
         )
     if "disk" in text and ("full" in text or "I/O" in text):
         return StoreUnavailable(
@@ -77,7 +78,8 @@ def translate(exc: sqlite3.Error, path: str) -> EkkoError:
     if "unable to open" in text:
         return StoreUnavailable(
             f"cannot open the memory db {path}",
-            "check that the folder exists and is writable, or run 'ekko-mem init'",
+            "if it was never made; else check that the folder exists and is writable",
+            step=Step(command="init"),
         )
     return StoreUnavailable(f"the memory db {path} failed: {text}", "rerun with EKKO_DEBUG=1")
 
