@@ -88,12 +88,12 @@ def deadline(seconds: float, what: str = "the call"):
     the interpreter (a runaway regular expression) is stopped by faulthandler, which prints
     every thread's stack and ends the test process, so the run fails instead of hanging."""
     on_main = threading.current_thread() is threading.main_thread()
-    previous = None
+    previous, outer = None, (0.0, 0.0)
     if on_main:
         def alarm(signum, frame):
             raise _Hung
         previous = signal.signal(signal.SIGALRM, alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
+        outer = signal.setitimer(signal.ITIMER_REAL, seconds)
     faulthandler.dump_traceback_later(seconds + 30, exit=True, file=sys.__stderr__)
     try:
         yield
@@ -102,8 +102,10 @@ def deadline(seconds: float, what: str = "the call"):
     finally:
         faulthandler.cancel_dump_traceback_later()
         if on_main:
-            signal.setitimer(signal.ITIMER_REAL, 0)
+            left = signal.setitimer(signal.ITIMER_REAL, 0)[0]
             signal.signal(signal.SIGALRM, previous)
+            if outer[0]:  # an enclosing deadline keeps what was left of its own
+                signal.setitimer(signal.ITIMER_REAL, max(outer[0] - (seconds - left), 0.001))
 
 
 def _text(data: bytes, translate: bool) -> str:
