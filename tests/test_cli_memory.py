@@ -1,4 +1,4 @@
-"""remember, query, forget, audit, show, edit through the installed command."""
+"""remember, query, forget, audit, show, edit through the command's entry point."""
 from __future__ import annotations
 
 import sys

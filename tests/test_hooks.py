@@ -1,7 +1,7 @@
 """The post-commit hook in real temporary git repositories.
 
-The hook is installed by the installed command (it writes the path it was started as into the
-hook) and git runs it, so every commit here goes through the binary.
+The installed command installs the hook (it writes the path it was started as into the hook)
+and git runs it, so every commit here goes through the binary.
 """
 from __future__ import annotations
 
