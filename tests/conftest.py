@@ -76,6 +76,11 @@ class Result:
         return f"Result(code={self.code}, out={self.out!r}, err={self.err!r})"
 
 
+class LeftOpen(UserWarning):
+    """A command returned with SQLite connections still open: harmless when the process ends
+    right after, a leak for a caller that keeps running (the Python API, the MCP server)."""
+
+
 class _Hung(BaseException):
     """Raised by the alarm; a BaseException, so the command's own `except Exception` lets it by."""
 
@@ -266,7 +271,7 @@ def run_in_process(args, *, input=None, cwd=None, env=None, timeout=60):
         out, err = _drain(streams["stdout"]), _drain(streams["stderr"])
     if leaked:
         warnings.warn(f"ekko-mem {argv[:1]} left {leaked} SQLite connection(s) open",
-                      ResourceWarning, stacklevel=3)
+                      LeftOpen, stacklevel=3)
     text = not isinstance(input, bytes)
     return Result(code, _text(out, text), _text(err, text))
 

@@ -217,6 +217,7 @@ def test_degrades_when_another_process_holds_the_db_locked(cli, ws, kitchen):
     finally:
         holder.kill()
         holder.wait()
+        holder.stdout.close()
 
 
 def test_newer_schema_still_yields_a_context(cli, ws, kitchen):
