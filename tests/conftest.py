@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import traceback
 import warnings
 import weakref
@@ -111,6 +112,20 @@ def deadline(seconds: float, what: str = "the call"):
             signal.signal(signal.SIGALRM, previous)
             if outer[0]:  # an enclosing deadline keeps what was left of its own
                 signal.setitimer(signal.ITIMER_REAL, max(outer[0] - (seconds - left), 0.001))
+
+
+def opened_at(proc: subprocess.Popen, path: str) -> float | None:
+    """Wait until `proc` has `path` open and return when (time.perf_counter()), or None if it
+    ended first: a process killed after this was killed in its work, not in its start-up."""
+    fds = f"/proc/{proc.pid}/fd"
+    while proc.poll() is None:
+        try:
+            if any(os.readlink(os.path.join(fds, fd)) == path for fd in os.listdir(fds)):
+                return time.perf_counter()
+        except OSError:  # a descriptor closed while it was read
+            pass
+        time.sleep(0.001)
+    return None
 
 
 def _text(data: bytes, translate: bool) -> str:

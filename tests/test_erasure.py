@@ -13,7 +13,7 @@ import subprocess
 import time
 
 import pytest
-from conftest import BIN
+from conftest import BIN, opened_at
 
 SECRET = "zq-erase-7781-rotatekey"
 
@@ -144,19 +144,6 @@ def test_a_reader_keeping_old_pages_alive_is_reported_not_hidden(cli, ws):
     assert files_holding(ws / ".ekko") == []
 
 
-def _opened(proc, path: str) -> float | None:
-    """When `proc` first had `path` open (a perf_counter time), or None if it ended first."""
-    fds = f"/proc/{proc.pid}/fd"
-    while proc.poll() is None:
-        try:
-            if any(os.readlink(os.path.join(fds, fd)) == path for fd in os.listdir(fds)):
-                return time.perf_counter()
-        except OSError:  # a descriptor closed while it was read
-            pass
-        time.sleep(0.001)
-    return None
-
-
 def test_purge_killed_at_random_points_is_finished_by_a_rerun(cli, ws, tmp_path):
     if not os.path.isdir(f"/proc/{os.getpid()}/fd"):
         pytest.skip("needs /proc to see when the purge opens the db")
@@ -175,7 +162,7 @@ def test_purge_killed_at_random_points_is_finished_by_a_rerun(cli, ws, tmp_path)
         shutil.copytree(template, ws / ".ekko")
         proc = subprocess.Popen(command, cwd=ws, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
-        return proc, _opened(proc, db)
+        return proc, opened_at(proc, db)
 
     # One whole run: how long the purge works once it has the db open. The interpreter's
     # start-up comes before that and is never where a kill lands.

@@ -125,13 +125,15 @@ def test_sensitive_policy_refuse(cli, ws):
 
 
 def test_import_killed_at_random_points_is_all_or_nothing(cli, ws, tmp_path):
+    import os
     import random
+    import shutil
     import signal
     import sqlite3
     import subprocess
     import time
 
-    from conftest import BIN
+    from conftest import BIN, opened_at
     lines = [json.dumps({"kind": "header", "format": "ekko-mem-export", "version": 1})]
     lines += [json.dumps({"kind": "message", "data": {
         "id": f"msg_bulk{i:06d}", "sessionId": "bulk", "role": "user",
@@ -139,12 +141,22 @@ def test_import_killed_at_random_points_is_all_or_nothing(cli, ws, tmp_path):
         for i in range(3000)]
     source = tmp_path / "bulk.jsonl"
     source.write_text("\n".join(lines))
+    command = [str(BIN), "import", str(source), "-q"]
+    # One whole import into a copy: how long it works once it has the db open. The kills below
+    # land in that work, never in the interpreter's start-up.
+    scratch = tmp_path / "scratch"
+    shutil.copytree(ws, scratch)
+    whole = subprocess.Popen(command, cwd=scratch)
+    began = opened_at(whole, os.path.realpath(scratch / ".ekko" / "memory.db"))
+    assert whole.wait() == 0 and began is not None
+    work = time.perf_counter() - began
     db = ws / ".ekko" / "memory.db"
     rng = random.Random(7)
     for _ in range(8):
-        proc = subprocess.Popen([str(BIN), "import", str(source), "-q"], cwd=ws)
-        time.sleep(rng.uniform(0.05, 0.6))
-        proc.send_signal(signal.SIGKILL)
+        proc = subprocess.Popen(command, cwd=ws)
+        if opened_at(proc, os.path.realpath(db)) is not None:
+            time.sleep(rng.uniform(0, 1) * work)
+        proc.send_signal(signal.SIGKILL)  # nothing to kill if it has finished
         proc.wait()
         raw = sqlite3.connect(db)
         count = raw.execute("select count(*) from memory_messages").fetchone()[0]
