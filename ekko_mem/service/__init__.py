@@ -1,13 +1,24 @@
 """MemoryService: the public entry to the use cases, each a plain class over one Stores.
 
 Each use case is built on first use (so a command imports only what it runs) and given the
-others it calls. The public methods are the use cases' own, listed in PUBLIC by owner.
+others it `needs`. The public methods are the use cases' own, listed in PUBLIC by owner.
 """
 from __future__ import annotations
 
-from functools import cached_property
+from importlib import import_module
 
 from .stores import Stores
+
+# use case -> "module:Class"; each is built on first use, so a command imports only its own
+USE_CASES = {
+    "drafts": "drafts:Drafts", "audit_log": "audit:AuditLog", "recaller": "recall:Recall",
+    "queries": "query:Queries", "nodes": "nodes:Nodes", "messages": "messages:Messages",
+    "remembering": "remember:Remember", "summaries": "summarize:Summaries",
+    "erasure": "erasure:Erasure", "forgetting": "forget:Forget",
+    "inspection": "inspect:Inspect", "context": "context:Context",
+    "transfer": "transfer:Transfer", "checkup": "doctor:Doctor", "hooks": "hooks:Hooks",
+    "workspace": "workspace:Workspace",
+}
 
 # use case -> its public methods, reachable as MemoryService.<method>
 PUBLIC = {
@@ -39,91 +50,17 @@ class MemoryService:
         self.stores = Stores(workspace, env=env, session=session, timeout=timeout, spell=spell)
 
     def __getattr__(self, name: str):
+        """A use case (built on first use, with the ones it needs), or a public method."""
+        if name in USE_CASES:
+            module, _, cls = USE_CASES[name].partition(":")
+            kind = getattr(import_module(f"{__name__}.{module}"), cls)
+            built = kind(self.stores, **{need: getattr(self, need) for need in kind.needs})
+            self.__dict__[name] = built  # later lookups find it without __getattr__
+            return built
         owner = _OWNER.get(name)
         if owner is None:
             raise AttributeError(f"MemoryService has no {name!r}")
         return getattr(getattr(self, owner), name)
-
-    # -- the use cases, wired ------------------------------------------------------------
-    @cached_property
-    def drafts(self):
-        from .drafts import Drafts
-        return Drafts(self.stores)
-
-    @cached_property
-    def audit_log(self):
-        from .audit import AuditLog
-        return AuditLog(self.stores)
-
-    @cached_property
-    def recaller(self):
-        from .recall import Recall
-        return Recall(self.stores)
-
-    @cached_property
-    def queries(self):
-        from .query import Queries
-        return Queries(self.stores, self.drafts, self.recaller)
-
-    @cached_property
-    def nodes(self):
-        from .nodes import Nodes
-        return Nodes(self.stores, self.drafts, self.queries, self.audit_log)
-
-    @cached_property
-    def messages(self):
-        from .messages import Messages
-        return Messages(self.stores)
-
-    @cached_property
-    def remembering(self):
-        from .remember import Remember
-        return Remember(self.stores, self.drafts, self.queries, self.nodes, self.messages)
-
-    @cached_property
-    def summaries(self):
-        from .summarize import Summaries
-        return Summaries(self.stores, self.drafts, self.queries, self.remembering)
-
-    @cached_property
-    def erasure(self):
-        from .erasure import Erasure
-        return Erasure(self.stores, self.audit_log)
-
-    @cached_property
-    def forgetting(self):
-        from .forget import Forget
-        return Forget(self.stores, self.drafts, self.queries, self.audit_log, self.erasure)
-
-    @cached_property
-    def inspection(self):
-        from .inspect import Inspect
-        return Inspect(self.stores, self.queries, self.audit_log)
-
-    @cached_property
-    def context(self):
-        from .context import Context
-        return Context(self.stores, self.drafts, self.queries, self.recaller, self.inspection)
-
-    @cached_property
-    def transfer(self):
-        from .transfer import Transfer
-        return Transfer(self.stores, self.drafts, self.nodes, self.audit_log)
-
-    @cached_property
-    def checkup(self):
-        from .doctor import Doctor
-        return Doctor(self.stores, self.nodes)
-
-    @cached_property
-    def hooks(self):
-        from .hooks import Hooks
-        return Hooks(self.stores, self.messages, self.nodes)
-
-    @cached_property
-    def workspace(self):
-        from .workspace import Workspace
-        return Workspace(self.stores)
 
     def close(self) -> None:
         self.stores.close()

@@ -14,12 +14,7 @@ from .stores import UseCase
 
 
 class Context(UseCase):
-    def __init__(self, stores, drafts, queries, recaller, inspection) -> None:
-        super().__init__(stores)
-        self.drafts = drafts
-        self.queries = queries
-        self.recaller = recaller
-        self.inspection = inspection
+    needs = ("drafts", "queries", "recaller", "inspection")
 
     def build_context(self, text: str | None = None, *, session: str | None = None,
                       budget: int | None = None, counter: str | None = None,

@@ -96,9 +96,7 @@ class _Db:
 
 
 class Doctor(UseCase):
-    def __init__(self, stores, nodes) -> None:
-        super().__init__(stores)
-        self.nodes = nodes
+    needs = ("nodes",)
 
     def doctor(self, *, repair: bool = False, scan: str | None = None) -> dict:
         """Check (and with repair, fix) each db; with `scan`, also prove that text is gone."""

@@ -41,9 +41,7 @@ def distinctive(texts) -> list[str]:
 
 
 class Erasure(UseCase):
-    def __init__(self, stores, audit_log) -> None:
-        super().__init__(stores)
-        self.audit_log = audit_log
+    needs = ("audit_log",)
 
     def hard_delete(self, found, reason, actor, purge_sources) -> dict:
         """Erase `found` [(node, store)] and, with purge_sources, their source messages."""

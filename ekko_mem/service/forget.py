@@ -10,12 +10,7 @@ ALL_STATUSES = ["active", "superseded", "expired", "deleted"]
 
 
 class Forget(UseCase):
-    def __init__(self, stores, drafts, queries, audit_log, erasure) -> None:
-        super().__init__(stores)
-        self.drafts = drafts
-        self.queries = queries
-        self.audit_log = audit_log
-        self.erasure = erasure
+    needs = ("drafts", "queries", "audit_log", "erasure")
 
     def forget(self, selector: dict, *, mode: str = "soft", reason: str = "",
                confirm: bool = False, purge_sources: bool = False,

@@ -47,10 +47,7 @@ def _block(binary: str, workspace: str) -> str:
 
 
 class Hooks(UseCase):
-    def __init__(self, stores, messages, nodes) -> None:
-        super().__init__(stores)
-        self.messages = messages
-        self.nodes = nodes
+    needs = ("messages", "nodes")
 
     def _hook_path(self) -> str:
         path = _git(["rev-parse", "--git-path", "hooks/post-commit"], self.stores.root).strip()

@@ -7,10 +7,7 @@ from .stores import UseCase
 
 
 class Inspect(UseCase):
-    def __init__(self, stores, queries, audit_log) -> None:
-        super().__init__(stores)
-        self.queries = queries
-        self.audit_log = audit_log
+    needs = ("queries", "audit_log")
 
     def audit(self, *, node_id: str | None = None, since: str | None = None,
               limit: int = 50) -> list[dict]:

@@ -9,11 +9,7 @@ from .stores import UseCase
 
 
 class Nodes(UseCase):
-    def __init__(self, stores, drafts, queries, audit_log) -> None:
-        super().__init__(stores)
-        self.drafts = drafts
-        self.queries = queries
-        self.audit_log = audit_log
+    needs = ("drafts", "queries", "audit_log")
 
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",

@@ -15,10 +15,7 @@ _QUERY_FIELDS = {"userId", "workspaceId", "sessionId", "scopes", "domain", "cate
 
 
 class Queries(UseCase):
-    def __init__(self, stores, drafts, recaller) -> None:
-        super().__init__(stores)
-        self.drafts = drafts
-        self.recaller = recaller
+    needs = ("drafts", "recaller")
 
     def retrieve(self, query: dict) -> dict:
         """The design's MemoryService.retrieve: exact, relevant and omitted-with-reasons."""

@@ -7,12 +7,7 @@ from .stores import UseCase
 
 
 class Remember(UseCase):
-    def __init__(self, stores, drafts, queries, nodes, messages) -> None:
-        super().__init__(stores)
-        self.drafts = drafts
-        self.queries = queries
-        self.nodes = nodes
-        self.messages = messages
+    needs = ("drafts", "queries", "nodes", "messages")
 
     def remember(self, text: str | None = None, *, fields: dict | None = None,
                  supersedes: str | None = None, reason: str = "", actor: str = "user",

@@ -231,10 +231,18 @@ def _open_degraded(path):
 
 
 class UseCase:
-    """A use case works on the dbs its Stores opens; these read through to them."""
+    """A use case works on the dbs its Stores opens, and calls the other use cases it `needs`,
+    each given by name when it is built (so a reader sees what it depends on, in one line)."""
 
-    def __init__(self, stores: Stores) -> None:
+    needs: tuple[str, ...] = ()
+
+    def __init__(self, stores: Stores, **given) -> None:
+        if set(given) != set(self.needs):
+            raise TypeError(f"{type(self).__name__} needs {', '.join(self.needs) or 'nothing'},"
+                            f" not {', '.join(sorted(given)) or 'nothing'}")
         self.stores = stores
+        for name in self.needs:
+            setattr(self, name, given[name])
 
     @property
     def env(self) -> Env:

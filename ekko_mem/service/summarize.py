@@ -14,11 +14,7 @@ DEFAULT_LLM_TIMEOUT = 60
 
 
 class Summaries(UseCase):
-    def __init__(self, stores, drafts, queries, remembering) -> None:
-        super().__init__(stores)
-        self.drafts = drafts
-        self.queries = queries
-        self.remembering = remembering
+    needs = ("drafts", "queries", "remembering")
 
     # -- extraction ---------------------------------------------------------------------------
     def extract(self, *, session: str | None = None, llm_cmd: str | None = None) -> dict:

@@ -61,11 +61,7 @@ def write_atomically(path: str, chunks) -> None:
 
 
 class Transfer(UseCase):
-    def __init__(self, stores, drafts, nodes, audit_log) -> None:
-        super().__init__(stores)
-        self.drafts = drafts
-        self.nodes = nodes
-        self.audit_log = audit_log
+    needs = ("drafts", "nodes", "audit_log")
 
     # -- export ------------------------------------------------------------------------------
     def export_lines(self, *, scopes: list[str] | None = None, session: str | None = None):
