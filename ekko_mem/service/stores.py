@@ -35,6 +35,7 @@ class Stores:
         self._root: str | None = None
         self._config = None
         self._global = None
+        self._read_only: list = []  # opened for a context; closed with the rest
         self.notes: list[str] = []  # things a person should hear about, printed to stderr
 
     # -- locations ---------------------------------------------------------------------------
@@ -188,6 +189,8 @@ class Stores:
         for name, store in stores:
             if name == "workspace":
                 self._store = store
+            else:  # read-only or on a short lock timeout: not the user db writes go to
+                self._read_only.append(store)
         return stores, "ok" if not failed else ("degraded" if stores else "disabled")
 
     def _open_for_context(self, name, path, warnings, strict):
@@ -211,10 +214,11 @@ class Stores:
         return None if store is None or store.read_only_reason else store
 
     def close(self) -> None:
-        for store in (self._store, self._user_store):
+        for store in (self._store, self._user_store, *self._read_only):
             if store is not None:
                 store.close()
         self._store = self._user_store = None
+        self._read_only = []
 
 
 def _open_degraded(path):

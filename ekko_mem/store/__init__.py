@@ -27,11 +27,18 @@ def open_store(path, *, create: bool = False, allow_newer: bool = False,
         raise StoreUnavailable(f"no memory db at {path}", "in the workspace first",
                                step=Step(command="init"))
     conn = Connection(connect(path, timeout=timeout), path)
-    store = SqliteMemoryStore(conn)
+    try:
+        return _checked(SqliteMemoryStore(conn), path, allow_newer, migrate)
+    except BaseException:
+        conn.close()  # a db that cannot be used is not left open behind the error
+        raise
+
+
+def _checked(store: SqliteMemoryStore, path: str, allow_newer: bool,
+             migrate: bool) -> SqliteMemoryStore:
     version = store.schema_version()
     if version > latest_version():
         if not allow_newer:
-            conn.close()
             raise StoreUnavailable(
                 f"the memory db {path} has schema version {version}, newer than this"
                 f" ekko-mem supports ({latest_version()})",
@@ -48,12 +55,15 @@ def open_for_reading(path, *, timeout: float = BUSY_TIMEOUT_S) -> SqliteMemorySt
     no write permission): mode=ro first, then immutable. Never migrates; marked read-only."""
     last = None
     for flags in ({"readonly": True}, {"immutable": True}):
+        store = None
         try:
             store = SqliteMemoryStore(Connection(connect(path, timeout=timeout, **flags), path))
             store.schema_version()
             store.read_only_reason = "opened read-only (the db or its folder is not writable)"
             return store
         except StoreUnavailable as exc:
+            if store is not None:
+                store.close()
             last = exc
     raise last
 

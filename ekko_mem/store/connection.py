@@ -30,6 +30,7 @@ def connect(path: str, *, timeout: float = BUSY_TIMEOUT_S, readonly: bool = Fals
             immutable: bool = False):
     """Open with the house pragmas. `readonly` opens mode=ro; `immutable` also skips the
     -shm file and locking, the only way to read a db on a read-only file system."""
+    conn = None
     try:
         if readonly or immutable:
             from urllib.parse import quote
@@ -47,6 +48,8 @@ def connect(path: str, *, timeout: float = BUSY_TIMEOUT_S, readonly: bool = Fals
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA secure_delete = ON")
     except sqlite3.Error as exc:
+        if conn is not None:
+            conn.close()
         raise translate(exc, path) from None
     return conn
 
