@@ -195,8 +195,7 @@ class Stores:
 
     def _open_for_context(self, name, path, warnings, strict):
         if not os.path.exists(path):
-            raise StoreUnavailable(f"{name} memory db {path} is missing",
-                                   step=Step(command="init"))
+            raise no_db(os.path.dirname(os.path.dirname(path)), path)
         # Refused as the writers refuse it: no reads, no run records.
         self.trusted(*db_files(path))
         store = _open_degraded(path)
