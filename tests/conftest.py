@@ -173,7 +173,7 @@ class _Connections:
     def tracking(self, database, *args, **kwargs):
         if threading.get_ident() != self.thread:
             return self.connect(database, *args, **kwargs)
-        if "factory" not in kwargs and len(args) < 4:
+        if "factory" not in kwargs and len(args) < 5:  # the fifth positional is the factory
             kwargs["factory"] = _Connection
         conn = self.connect(database, *args, **kwargs)
         if str(database) != ":memory:" and isinstance(conn, _Connection):
