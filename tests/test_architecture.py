@@ -91,3 +91,13 @@ def test_the_services_query_fields_are_the_models():
     from ekko_mem.models import MemoryQuery
     from ekko_mem.service.query import _QUERY_FIELDS
     assert {f.alias or name for name, f in MemoryQuery.model_fields.items()} == _QUERY_FIELDS
+
+
+def test_every_test_file_is_filed_under_a_capability():
+    import fnmatch
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    table = text[text.index("## Tests"):]
+    named = set(re.findall(r"`(test_[a-z_*]+\.py)`", table))
+    files = {p.name for p in (PACKAGE.parent / "tests").glob("test_*.py")}
+    assert {f for f in files if not any(fnmatch.fnmatch(f, n) for n in named)} == set()
+    assert {n for n in named if not any(fnmatch.fnmatch(f, n) for f in files)} == set()

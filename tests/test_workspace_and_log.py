@@ -1,4 +1,5 @@
-"""init, log, history, migrate through the installed command, as a shell script runs them."""
+"""init, log, history, migrate as a shell script runs them: argv, stdin, exit codes, streams
+(in process; the closed-pipe and two-process cases start the installed binary)."""
 from __future__ import annotations
 
 import json
