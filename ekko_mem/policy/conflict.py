@@ -7,6 +7,7 @@ higher importance.
 from __future__ import annotations
 
 from ..canonical import canonical_json
+from .schema import STATE_KEYS
 from .vocab import SCOPE_RANK
 
 
@@ -28,7 +29,7 @@ def _desc(text: str) -> tuple:
 def slot(node: dict, is_single) -> tuple | None:
     """Nodes in the same slot compete; None means the node competes with no one."""
     key = node.get("key")
-    if key is None:
+    if key is None or key in STATE_KEYS:  # a task competes with no other task
         return None
     if is_single(key):
         return (node["domain"], node["type"] == "task", key)

@@ -42,6 +42,10 @@ SINGLE_VALUED = {"flavor_profile", "cooking_time_preference", "language", "frame
                  "database", "test_command", "build_command", "package_manager", "style_guide",
                  "deploy_target", "branch_policy", "python_version", "runtime", "license", "ci"}
 
+# Keys whose value is the state of the thing the node names (a task is open or done), not what
+# tells one node from another: two open tasks are two memories, told apart by what they say.
+STATE_KEYS = {"task_state"}
+
 SYNONYMS = {
     "disliked_ingredient": "avoid_ingredient", "avoid_food": "avoid_ingredient",
     "excluded_ingredient": "avoid_ingredient", "avoided_ingredient": "avoid_ingredient",
@@ -128,6 +132,11 @@ class Schema:
 
     def is_single_valued(self, key: str | None) -> bool:
         return key in self.single_valued
+
+    @staticmethod
+    def is_state(key: str | None) -> bool:
+        """Whether `key`'s value is a state rather than what the memory is (see STATE_KEYS)."""
+        return key in STATE_KEYS
 
     def normalise_value(self, key: str, value, shape: str):
         """Fold values to the key's shape; None means it could not be."""

@@ -11,6 +11,9 @@ class WritesView(Renderer):
     def diagnose(self, result) -> None:
         for note in result.notes:
             human.note(note, quiet=self.quiet)
+        for answer in result.answers:  # a "done" that named no single open task
+            if answer.get("operation") == "unmatched":
+                human.note(answer["reason"], quiet=self.quiet)
 
     def json(self, result) -> None:
         machine.emit_jsonl(result.answers)

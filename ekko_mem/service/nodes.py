@@ -149,8 +149,11 @@ class Nodes(UseCase):
                 "confirm to supersede it", data={"targetId": old["id"]})
 
     def _identical(self, old, node) -> bool:
-        if old.get("key") is not None:
-            return old.get("valueJson") == node.get("valueJson")
+        key = old.get("key")
+        if key is not None and old.get("valueJson") != node.get("valueJson"):
+            return False
+        if key is not None and not self.drafts.schema.is_state(key):
+            return True
         return (old["title"].strip().lower() == node["title"].strip().lower()
                 and old["content"].strip() == node["content"].strip())
 
@@ -161,11 +164,14 @@ class Nodes(UseCase):
             f["sessionId"] = node.get("sessionId")
         if node.get("key") is not None:
             f["key"] = node["key"]
-            if not self.drafts.schema.is_single_valued(node["key"]):
+            single = self.drafts.schema.is_single_valued(node["key"])
+            if not single and not self.drafts.schema.is_state(node["key"]):
                 f["valueJson"] = node.get("valueJson")
         else:
             f["categoryPrefix"] = node["categoryPath"]
-        return store.nodes.find_nodes(f, limit=20)
+        # Tasks are told apart by their text, so more of them are compared than one value's.
+        wide = self.drafts.schema.is_state(node.get("key"))
+        return store.nodes.find_nodes(f, limit=200 if wide else 20)
 
     def _carry_over(self, old) -> dict:
         keep = ("scope", "domain", "categoryPath", "type", "key", "valueJson", "title",

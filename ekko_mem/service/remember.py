@@ -109,6 +109,14 @@ class Remember(UseCase):
                 results.append({"accepted": False, "nodeId": None, "reason": why or "ignored",
                                 "operation": "ignored", "code": 0})
                 continue
+            if _closes_task(op, item, node):
+                named = self._open_tasks_named(item["target"]["text"])
+                if len(named) != 1:
+                    results.append(_unclosed(item["target"]["text"], named))
+                    continue
+                # The task keeps its own words; only its state changes.
+                node = {k: v for k, v in node.items() if k not in ("title", "content")}
+                item = {**item, "targetId": named[0]["id"]}
             target = item.get("targetId") or self._resolve_target(item.get("target"), node)
             if op in ("supersede", "update", "expire") and target is None:
                 if op == "expire":
@@ -119,6 +127,14 @@ class Remember(UseCase):
             results.append(self.nodes.propose_update(op, node, target_id=target, reason=why,
                                                actor=actor, confirm=confirm, session=session))
         return results
+
+    def _open_tasks_named(self, said: str) -> list[dict]:
+        """The open tasks a "done" statement names (policy/tasks.py): one, none or several."""
+        from ..policy.tasks import named_tasks
+        tasks = self.queries.retrieve({"types": ["task"], "key": "task_state", "limit": 200})
+        open_tasks = [n for n in tasks["exact"] if n["status"] == "active"
+                      and (n.get("valueJson") or {}).get("state") == "open"]
+        return named_tasks(said, open_tasks)
 
     def _resolve_target(self, selector: dict | None, node: dict) -> str | None:
         if not selector:
@@ -139,3 +155,21 @@ class Remember(UseCase):
         hits = found["exact"] + found["relevant"]
         hits = [n for n in hits if n["status"] == "active" and n["scope"] != "global"]
         return hits[0]["id"] if hits else None
+
+
+def _closes_task(op: str, item: dict, node: dict) -> bool:
+    """A statement that a task is done, naming the task only by what it says."""
+    return (op == "update" and node.get("type") == "task" and not item.get("targetId")
+            and (node.get("valueJson") or {}).get("state") == "done"
+            and bool((item.get("target") or {}).get("text")))
+
+
+def _unclosed(said: str, named: list[dict]) -> dict:
+    """No task closed: none is named, or several are and guessing could close the wrong one."""
+    if named:
+        reason = (f"{len(named)} open tasks match {said!r}"
+                  f" ({', '.join(n['id'] for n in named[:3])}); none was closed")
+    else:
+        reason = f"no open task matches {said!r}; none was closed"
+    return {"accepted": False, "nodeId": None, "operation": "unmatched", "reason": reason,
+            "candidates": [n["id"] for n in named], "code": 0}
