@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 COOK = "生活技能/做饭/饮食偏好"
 
 
@@ -144,3 +146,34 @@ def test_remember_reads_piped_text_when_given_nothing_else(cli, ws):
     assert [r["scope"] for r in out.jsonl()] == ["user"]
     assert cli("query", "--key", "avoid_ingredient", "--json").json()["exact"][0][
         "valueJson"] == "香菜"
+
+
+def test_chinese_names_of_built_in_keys_are_the_keys(cli, ws):
+    out = cli("remember", "--key", "忌口", "--value", "香菜", "--type", "preference",
+              "--category", "生活技能/做饭", "--scope", "user", "--yes", "--json")
+    assert out.code == 0, out
+    node = cli("show", out.jsonl()[0]["nodeId"], "--json").json()["node"]
+    assert (node["key"], node["valueJson"]) == ("avoid_ingredient", "香菜")
+
+
+@pytest.mark.parametrize("key, value, where", [
+    ("test_command", "pytest -q", ("engineering", ["engineering"], "fact")),
+    ("测试命令", "pytest -q", ("工程", ["工程"], "fact")),
+    ("avoid_ingredient", "葱", ("生活技能", ["生活技能", "做饭"], "preference")),
+])
+def test_a_built_in_key_without_a_category_goes_where_it_belongs(cli, ws, key, value, where):
+    out = cli("remember", "--key", key, "--value", value, "--scope", "workspace", "--yes",
+              "--json")
+    assert out.code == 0, out
+    node = cli("show", out.jsonl()[0]["nodeId"], "--json").json()["node"]
+    assert (node["domain"], node["categoryPath"], node["type"]) == where
+
+
+def test_a_refused_key_names_where_it_belongs_or_the_nearest_allowed_key(cli, ws):
+    elsewhere = cli("remember", "--type", "fact", "--key", "test_command", "--value", "pytest",
+                    "--domain", "general")
+    assert elsewhere.code == 4
+    assert "'test_command' belongs to engineering (fact): give that category" in elsewhere.err
+    typo = cli("remember", "--key", "avoid_ingrediant", "--value", "葱", "--type", "preference",
+               "--category", "生活技能/做饭")
+    assert typo.code == 4 and "did you mean 'avoid_ingredient'?" in typo.err

@@ -57,6 +57,16 @@ SYNONYMS = {
     "cuisine": "preferred_cuisine", "favorite_cuisine": "preferred_cuisine",
     "test_cmd": "test_command", "build_cmd": "build_command", "db": "database",
     "lang": "language", "programming_language": "language",
+    # The same keys as people name them in Chinese.
+    "忌口": "avoid_ingredient", "不吃": "avoid_ingredient", "忌食": "avoid_ingredient",
+    "喜欢吃": "preferred_ingredient", "爱吃": "preferred_ingredient",
+    "口味": "flavor_profile", "菜系": "preferred_cuisine", "饮食限制": "dietary_restriction",
+    "饮食禁忌": "dietary_restriction", "做饭时间": "cooking_time_preference",
+    "限量食材": "limit_ingredient", "编程语言": "language", "语言": "language",
+    "框架": "framework", "数据库": "database", "测试命令": "test_command",
+    "构建命令": "build_command", "包管理器": "package_manager", "代码规范": "style_guide",
+    "部署目标": "deploy_target", "分支策略": "branch_policy", "运行时": "runtime",
+    "许可证": "license", "持续集成": "ci",
 }
 
 # Flavour words -> (field, level). Longer phrases first so 不要太辣 is not read as 辣.
@@ -132,6 +142,23 @@ class Schema:
 
     def is_single_valued(self, key: str | None) -> bool:
         return key in self.single_valued
+
+    def home_of(self, key: str, chinese: bool) -> tuple[str, list[str], str] | None:
+        """(domain, category path, type) of the first rule that allows `key`, for a key given
+        without a domain or category; engineering keys take the domain in the text's language."""
+        for rule in self.rules:
+            if key in rule["allowedKeys"] and rule["domain"] != "*":
+                domain = rule["domain"]
+                if domain in ENGINEERING_DOMAINS:
+                    domain = "工程" if chinese else "engineering"
+                return domain, list(rule.get("categoryPathPrefix") or [domain]), rule["type"]
+        return None
+
+    def nearest_key(self, key: str, allowed: list[str]) -> str | None:
+        """The allowed key closest in spelling to `key`, if any is close."""
+        from difflib import get_close_matches  # only on the way to a refusal
+        found = get_close_matches(key, allowed, n=1, cutoff=0.6)
+        return found[0] if found else None
 
     @staticmethod
     def is_state(key: str | None) -> bool:

@@ -101,10 +101,13 @@ class Drafts(UseCase):
         if isinstance(path, str):
             path = [p for p in path.split("/") if p.strip()]
         path = _clean_list(path, "categoryPath")
+        home = self._home(draft) if not path and not draft.get("domain") else None
+        if home is not None:  # a built-in key says where it belongs
+            path = home[1]
         domain = (draft.get("domain") or (path[0] if path else "general")).strip()
         path = path or [domain]
-        kind = choose("type", draft.get("type") or self._type_for_key(
-            draft.get("key"), domain, path) or "fact", TYPES)
+        kind = choose("type", draft.get("type") or (home[2] if home else None)
+                      or self._type_for_key(draft.get("key"), domain, path) or "fact", TYPES)
         title = (draft.get("title") or "").strip()
         content = (draft.get("content") or "").strip()
         if not title and not content and draft.get("key") is not None:
@@ -150,6 +153,13 @@ class Drafts(UseCase):
         node["sessionId"] = draft.get("sessionId") or self.session(session)
         return node
 
+    def _home(self, draft: dict) -> tuple[str, list[str], str] | None:
+        key = draft.get("key")
+        if not isinstance(key, str) or not key.strip():
+            return None
+        text = f"{draft.get('title') or ''}{draft.get('content') or ''}{draft.get('valueJson')}"
+        return self.schema.home_of(self.schema_key(key), _has_cjk(text + key))
+
     def _type_for_key(self, key, domain: str, path: list[str]) -> str | None:
         """With a key but no type, the type whose rule allows that key here."""
         if not isinstance(key, str) or not key.strip():
@@ -173,9 +183,7 @@ class Drafts(UseCase):
             return None
         where = f"{node['domain']}/{'/'.join(node['categoryPath'][1:])} {node['type']}"
         if rule is None or key not in rule["allowedKeys"]:
-            allowed = ", ".join(rule["allowedKeys"]) if rule else "none (no rule covers it)"
-            return (f"key '{key}' is not allowed for {where}",
-                    f"allowed keys: {allowed}; add a [[schema.rules]] entry in config.toml")
+            return (f"key '{key}' is not allowed for {where}", self._key_hint(key, rule))
         shape = self.schema.key_shape(key, rule)
         value = self.schema.normalise_value(key, node.get("valueJson"), shape)
         if value is None:
@@ -183,6 +191,20 @@ class Drafts(UseCase):
                     f"give a {shape} value")
         node["valueJson"] = value
         return None
+
+    def _key_hint(self, key: str, rule: dict | None) -> str:
+        """Where the key is allowed, or the allowed key it is closest to, then the rules."""
+        home = self.schema.home_of(key, False)
+        nearest = self.schema.nearest_key(key, rule["allowedKeys"]) if rule else None
+        if home is not None:
+            lead = f"'{key}' belongs to {'/'.join(home[1])} ({home[2]}): give that category;"
+        elif nearest is not None:
+            lead = f"did you mean '{nearest}'?"
+        else:
+            lead = ""
+        allowed = ", ".join(rule["allowedKeys"]) if rule else "none (no rule covers it)"
+        rest = f"allowed keys here: {allowed}; add a [[schema.rules]] entry in config.toml"
+        return f"{lead} {rest}" if lead else rest
 
     def check_sensitive(self, node: dict, confirm: bool) -> None:
         """Credentials need confirmation in any scope; other personal data only in the
@@ -247,3 +269,7 @@ class Drafts(UseCase):
         """A scope, type or status in its canonical spelling (None stays None)."""
         table = {"scope": SCOPES, "type": TYPES, "status": STATUSES}[kind]
         return None if value is None else choose(kind, value, table)
+
+
+def _has_cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
