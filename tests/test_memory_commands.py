@@ -177,3 +177,18 @@ def test_a_refused_key_names_where_it_belongs_or_the_nearest_allowed_key(cli, ws
     typo = cli("remember", "--key", "avoid_ingrediant", "--value", "葱", "--type", "preference",
                "--category", "生活技能/做饭")
     assert typo.code == 4 and "did you mean 'avoid_ingredient'?" in typo.err
+
+
+@pytest.mark.parametrize("said, kept", [
+    ("Remember that the staging server runs on port 8443", "the staging server runs on port 8443"),
+    ("Please keep in mind that prod deploys need two approvals.", "prod deploys need two approvals"),
+    ("Don't forget: the VPN needs 2FA", "the VPN needs 2FA"),
+    ("以后都帮我记录：周五下午不开会", "周五下午不开会"),
+    ("记住，周报周一交", "周报周一交"),
+    ("Notes are kept in the wiki", "Notes are kept in the wiki"),  # a word, not a request
+])
+def test_the_request_to_remember_is_not_part_of_the_memory(cli, ws, said, kept):
+    out = cli("remember", said, "--json")
+    assert out.code == 0, out
+    node = cli("show", out.jsonl()[0]["nodeId"], "--json").json()["node"]
+    assert (node["title"], node["content"]) == (kept, kept)

@@ -476,8 +476,13 @@ def _mentions_food(sentence: str, zh: bool) -> bool:
     return any(_singular(w) in FOODS for w in _rx(r"[a-z]+").findall(sentence.lower()))
 
 
+def without_request(text: str) -> str:
+    """What is to be remembered, without the request around it ("Remember that …", 记住：…)."""
+    return _rx(TRIM_END).sub("", _rx(SAY_PREFIX).sub("", text.strip())).strip()
+
+
 def _project_item(kind: str, sentence: str, turn: _Turn) -> Item:
-    text = _rx(TRIM_END).sub("", _rx(SAY_PREFIX).sub("", sentence)).strip()
+    text = without_request(sentence)
     domain = "工程" if turn.zh else "engineering"
     folder = {"decision": ("决策", "decisions"), "constraint": ("约束", "constraints")}[kind]
     node = {"scope": "workspace", "domain": domain,

@@ -200,6 +200,10 @@ STOP_EN = _words("it|that|this|them|you|me|him|her|problem|problems|worries|idea
                  "one|way|time|anything|everything|nothing|something|please|stuff|much|lot")
 EN_CLAUSE = (r"\s*[,;]\s*(?=(?:but|so|though|although|also|plus|please|nothing|no|just|i|we|"
              r"and i)\b)|\s+(?:but|and|so)\s+(?=(?:i|we)\b)")
-SAY_PREFIX = (r"^(?:请记住|请记下|记住|记下|记一下|帮我记录一下|帮我记录|帮我记一下|注意|备注|"
-              r"please remember|remember|please note|note)\s*(?:that\s+)?[,，:：]?\s*")
+# A request to remember, before what is to be remembered: 以后都帮我记录：…, "Remember that …".
+SAY_PREFIX = (r"^(?:(?:以后|今后)?(?:都|也)?(?:请|麻烦)?(?:帮我|给我)?"
+              r"(?:记住|记下|记一下|记录一下|记录|记着)"
+              r"|(?:请|麻烦)?(?:别忘了|不要忘了|注意|备注)"
+              r"|(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|do not forget|"
+              r"make a note)(?:\s+of)?\b)\s*(?:that\s+)?[,，:：]?\s*")
 TRIM_END = r"[\s。！？；;!?.，,]+$"

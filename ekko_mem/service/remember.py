@@ -45,7 +45,7 @@ class Remember(UseCase):
                                    confirm=confirm, session=session)
 
     def _remember_text(self, text, reason, actor, confirm, session) -> list[dict]:
-        from ..extract.rules import extract
+        from ..extract.rules import extract, without_request
         now = self.env.now_iso()
         probe = {"id": "msg_pending", "sessionId": self.session(session), "role": "user",
                  "content": text, "createdAt": now}
@@ -58,10 +58,10 @@ class Remember(UseCase):
             node["explicit"] = True
             if node.get("scope") == "session" and not node.get("expiresAt"):
                 node.pop("scope")
-        if not items:
+        if not items:  # the title is cut from the content by the draft rules
+            said = without_request(text) or text.strip()
             items = [{"operation": "create", "reason": reason or "remembered as written",
-                      "node": {"type": "fact", "title": text, "content": text,
-                               "explicit": True}}]
+                      "node": {"type": "fact", "content": said, "explicit": True}}]
 
         def apply(mid):
             for item in items:
