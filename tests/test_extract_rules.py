@@ -136,6 +136,15 @@ GOLDEN = [
      [("create", "workspace", "task", "task_state", {"state": "open"}, True, False)]),
     ("Can you remember that I don't eat pork?",
      [("create", "user", "preference", "avoid_ingredient", "pork", True, False)]),
+    # Cooking time: a cooking word, a bound and a duration, in either language.
+    ("做饭别超过半小时",
+     [("create", "session", "preference", "cooking_time_preference", "≤30min", False, False)]),
+    ("以后晚饭控制在四十五分钟以内",
+     [("create", "user", "preference", "cooking_time_preference", "≤45min", True, False)]),
+    ("Keep cooking under 30 minutes please",
+     [("create", "session", "preference", "cooking_time_preference", "≤30min", False, False)]),
+    ("From now on, recipes should take no more than an hour",
+     [("create", "user", "preference", "cooking_time_preference", "≤60min", True, False)]),
 ]
 
 # (utterance, reason): nothing may be stored, and the reason says why.
@@ -165,6 +174,8 @@ NEGATIVE = [
     ("这个方案现在可以接受一点", "no_rule_matched"),
     ("I love you", "no_rule_matched"),
     ("The API is fine now", "no_rule_matched"),
+    ("我每天花半小时跑步", "no_rule_matched"),  # a duration, but not of cooking
+    ("The meeting is under 30 minutes", "no_rule_matched"),
 ]
 
 

@@ -18,6 +18,10 @@ from functools import cache
 from typing import Any
 
 from .vocab import (
+    COOK_WORDS,
+    DURATION,
+    TIME_BOUND,
+    ZH_NUMBERS,
     ALLOW_ZH,
     AMOUNT,
     AVOID_EN,
@@ -189,7 +193,7 @@ def _turn(message_id: str, sentences: list[str], zh: bool, end_of_day: str) -> _
 
 
 def _from_sentence(sentence: str, turn: _Turn, facts: list[Fact]) -> list[Item]:
-    for rule in (_correction, _project, _task):
+    for rule in (_correction, _project, _task, _cooking_time):
         item = rule(sentence, turn)
         if item is not None:
             return [item]
@@ -200,6 +204,53 @@ def _from_sentence(sentence: str, turn: _Turn, facts: list[Fact]) -> list[Item]:
     match = _first(TASK_LOOSE, sentence)
     text = _task_text(match.group("x")) if match else ""
     return [_task_item("open", text, turn)] if text else []
+
+
+# --- cooking time ----------------------------------------------------------------------------
+
+def _cooking_time(sentence: str, turn: _Turn) -> Item | None:
+    """做饭别超过半小时 / keep cooking under 30 minutes: a cooking word, a bound, a duration."""
+    if not (_has(COOK_WORDS, sentence) and _has(TIME_BOUND, sentence)):
+        return None
+    match = _rx(DURATION).search(sentence)
+    minutes = _minutes(match) if match else None
+    if not minutes:
+        return None
+    stance = _stance(turn, IMPORTANCE["time"])
+    if turn.zh:
+        wording = {"title": f"做饭不超过{minutes}分钟",
+                   "content": f"推荐的菜做起来不超过{minutes}分钟。", "tags": ["做饭时间"]}
+    else:
+        wording = {"title": f"Cooking within {minutes} minutes",
+                   "content": f"Recommend dishes that take at most {minutes} minutes.",
+                   "tags": ["cooking time"]}
+    node = _food_node("time", f"≤{minutes}min", [], stance, wording, turn)
+    return {"operation": "create", "node": node, "reason": _reason(turn)}
+
+
+def _minutes(match: re.Match) -> int | None:
+    if match.group("half"):
+        return 30
+    if match.group("quarter"):
+        return 15
+    if match.group("hour1"):
+        return 60
+    count = match.group("n")
+    number = int(count) if count.isdigit() else _zh_number(count)
+    if not number:
+        return None
+    unit = match.group("unit").lower()
+    return number * 60 if ("小时" in unit or unit.startswith("h")) else number
+
+
+def _zh_number(text: str) -> int | None:
+    """一 to 九十九 (十五, 二十, 四十五)."""
+    if any(ch not in ZH_NUMBERS for ch in text):
+        return None
+    if "十" not in text:
+        return ZH_NUMBERS[text] if len(text) == 1 else None
+    tens, _, ones = text.partition("十")
+    return (ZH_NUMBERS[tens] if tens else 1) * 10 + (ZH_NUMBERS[ones] if ones else 0)
 
 
 # --- food preferences ------------------------------------------------------------------------

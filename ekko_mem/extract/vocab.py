@@ -56,10 +56,20 @@ FLAVOUR_WORDS = {
     ("oil", "low"): ("少油", "less oil"), ("salt", "low"): ("少盐", "low salt"),
     ("sugar", "low"): ("少糖", "less sugar"), ("spicy", "low"): ("少辣", "not too spicy"),
     ("spicy", "none"): ("不吃辣", "no spice"), ("spicy", "high"): ("吃辣", "spicy")}
+# A limit on cooking time: a cooking word, a bound, a duration, in either order.
+COOK_WORDS = (r"做饭|做菜|烹饪|下厨|煮饭|烧菜|晚饭|午饭|早饭|饭菜|"
+              r"cook|cooking|meal|meals|recipe|recipes|dinner|lunch")
+TIME_BOUND = (r"别超过|不要超过|不超过|不能超过|控制在|以内|之内|最多|under|within|at most|"
+              r"no more than|less than|max(?:imum)?")
+DURATION = (r"(?P<half>半个?小时|half an hour)|(?P<quarter>一刻钟)|(?P<hour1>an hour|一个?小时)"
+            r"|(?P<n>\d+|[一二两三四五六七八九十]+)\s*(?P<unit>分钟|个?小时|minutes?|mins?|hours?|hrs?)")
+ZH_NUMBERS = {"一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
+              "九": 9, "十": 10}
 KEYS = {"avoid": "avoid_ingredient", "like": "preferred_ingredient", "limit": "limit_ingredient",
-        "cuisine": "preferred_cuisine", "flavour": "flavor_profile", "allow": "avoid_ingredient"}
+        "cuisine": "preferred_cuisine", "flavour": "flavor_profile", "allow": "avoid_ingredient",
+        "time": "cooking_time_preference"}
 IMPORTANCE = {"avoid": 0.9, "flavour": 0.85, "like": 0.8, "cuisine": 0.8, "limit": 0.85,
-              "allow": 0.5}
+              "allow": 0.5, "time": 0.75}
 # kind -> language -> (title, phrase after 临时：, content, tags); {x} is the value in words.
 TEXT = {
     "avoid": {"zh": ("用户不吃{x}", "不吃{x}", "推荐菜谱时避免{x}", ("忌口", "菜谱推荐")),
