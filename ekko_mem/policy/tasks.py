@@ -1,23 +1,18 @@
 """Which open task a "done" statement closes: the one that shares its words. Pure."""
 from __future__ import annotations
 
-from ..retrieval.analysis import STOP_CHARS, STOP_WORDS
-from ..tokens import is_cjk, runs, stem
+from ..retrieval.analysis import informative_terms
+from ..tokens import is_cjk
 
 SHARE = 0.5  # of the statement's words a task must hold to be the one it names
 
 
 def _words(text: str) -> set[str]:
-    """Informative words: stemmed Latin words and CJK bigrams, stop words left out."""
-    out = set()
-    for run in runs(text):
-        if not is_cjk(run[0]):
-            if run not in STOP_WORDS:
-                out.add(stem(run))
-            continue
-        grams = [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
-        out.update(g for g in grams if not all(ch in STOP_CHARS for ch in g))
-    return out
+    """Informative words: stemmed Latin words and CJK bigrams (a lone character only when no
+    bigram holds it), as retrieval weighs them."""
+    terms = set(informative_terms(text))
+    pairs = "".join(t for t in terms if len(t) == 2 and is_cjk(t[0]))
+    return {t for t in terms if not (len(t) == 1 and is_cjk(t) and t in pairs)}
 
 
 def named_tasks(said: str, tasks: list[dict]) -> list[dict]:

@@ -62,6 +62,11 @@ def analyse(text: str, now: datetime) -> Query:
                  precise=bool(found and found[2]))
 
 
+def informative_terms(text: str) -> list[str]:
+    """The terms of `text` a search weighs: stemmed words and CJK tokens, stop words out."""
+    return _terms(text)[0]
+
+
 def _terms(text: str) -> tuple[list[str], list[str]]:
     kept: list[str] = []
     dropped: list[str] = []
