@@ -60,3 +60,9 @@ def test_named_tasks_is_pure_and_needs_half_the_words():
     assert named_tasks("the database migration script", tasks) == []
     assert named_tasks("", tasks) == []
     assert named_tasks("部署脚本", [{"title": "写部署脚本", "content": ""}])
+
+
+def test_the_unclosed_note_never_echoes_a_credential():
+    from ekko_mem.service.remember import _unclosed
+    reason = _unclosed("rotating the key sk-abcdefghijklmnopqrstuvwx12345", [])["reason"]
+    assert "sk-abc" not in reason and "[secret removed]" in reason

@@ -166,6 +166,8 @@ def _closes_task(op: str, item: dict, node: dict) -> bool:
 
 def _unclosed(said: str, named: list[dict]) -> dict:
     """No task closed: none is named, or several are and guessing could close the wrong one."""
+    from ..policy.sensitive import mask_secrets
+    said = mask_secrets(said)  # printed back, as an error quoting input would be
     if named:
         reason = (f"{len(named)} open tasks match {said!r}"
                   f" ({', '.join(n['id'] for n in named[:3])}); none was closed")
