@@ -18,8 +18,9 @@ BUILTIN_RULES: list[dict] = [
                      "preferred_cuisine"],
      "valueShape": "object", "defaultScope": "user", "requiresExplicitUserIntent": True},
     {"domain": "生活技能", "categoryPathPrefix": COOKING, "type": "constraint",
-     "allowedKeys": ["avoid_ingredient", "flavor_profile", "dietary_restriction",
-                     "limit_ingredient", "preferred_ingredient", "preferred_cuisine"],
+     "allowedKeys": ["avoid_ingredient", "flavor_profile", "dietary_restriction", "allergy",
+                     "limit_ingredient", "preferred_ingredient", "preferred_cuisine",
+                     "cooking_time_preference"],
      "valueShape": "object", "defaultScope": "session", "requiresExplicitUserIntent": False},
     *({"domain": domain, "type": kind, "allowedKeys": ENGINEERING_KEYS,
        "valueShape": "string", "defaultScope": "workspace",
@@ -32,7 +33,7 @@ BUILTIN_RULES: list[dict] = [
 # The shape of each key's valueJson; keys not listed take their rule's valueShape.
 KEY_SHAPES = {
     "avoid_ingredient": "string", "preferred_ingredient": "string", "preferred_cuisine": "string",
-    "dietary_restriction": "string", "cooking_time_preference": "string",
+    "dietary_restriction": "string", "cooking_time_preference": "string", "allergy": "string",
     "flavor_profile": "object", "limit_ingredient": "object", "task_state": "object",
 }
 
@@ -41,6 +42,10 @@ KEY_SHAPES = {
 SINGLE_VALUED = {"flavor_profile", "cooking_time_preference", "language", "framework",
                  "database", "test_command", "build_command", "package_manager", "style_guide",
                  "deploy_target", "branch_policy", "python_version", "runtime", "license", "ci"}
+
+# Health and diet: what the body cannot take, not what the person prefers. They are user-scope
+# constraints that go wherever food goes, and the last thing a tight budget drops.
+HEALTH_KEYS = {"allergy", "dietary_restriction"}
 
 # Keys whose value is the state of the thing the node names (a task is open or done), not what
 # tells one node from another: two open tasks are two memories, told apart by what they say.
@@ -61,7 +66,9 @@ SYNONYMS = {
     "忌口": "avoid_ingredient", "不吃": "avoid_ingredient", "忌食": "avoid_ingredient",
     "喜欢吃": "preferred_ingredient", "爱吃": "preferred_ingredient",
     "口味": "flavor_profile", "菜系": "preferred_cuisine", "饮食限制": "dietary_restriction",
-    "饮食禁忌": "dietary_restriction", "做饭时间": "cooking_time_preference",
+    "饮食禁忌": "dietary_restriction", "过敏": "allergy", "过敏源": "allergy",
+    "allergen": "allergy", "allergies": "allergy", "food_allergy": "allergy",
+    "intolerance": "dietary_restriction", "做饭时间": "cooking_time_preference",
     "限量食材": "limit_ingredient", "编程语言": "language", "语言": "language",
     "框架": "framework", "数据库": "database", "测试命令": "test_command",
     "构建命令": "build_command", "包管理器": "package_manager", "代码规范": "style_guide",

@@ -9,6 +9,9 @@ WORKSPACE_TYPES_FOR_AGENTS = ("fact", "constraint", "decision", "task", "recipe"
 
 
 def default_scope(node: dict, rule: dict | None, actor: str) -> str:
+    from .schema import HEALTH_KEYS
+    if node.get("key") in HEALTH_KEYS and (actor == "user" or node.get("explicit")):
+        return "user"  # an allergy holds in every session and every workspace
     if rule is not None:
         scope = rule["defaultScope"]
         if scope == "user" and actor != "user" and not node.get("explicit"):

@@ -5,7 +5,8 @@ from ..errors import Rejected
 
 ROLES = ("user", "assistant", "system", "tool")
 SCOPES = ("session", "workspace", "user", "global")
-TYPES = ("preference", "fact", "decision", "task", "recipe", "skill", "constraint", "correction")
+TYPES = ("preference", "fact", "decision", "task", "recipe", "skill", "constraint", "correction",
+         "habit")
 STATUSES = ("active", "superseded", "expired", "deleted")
 OPERATIONS = ("create", "update", "supersede", "expire", "delete")
 EXTRACT_OPERATIONS = ("create", "update", "supersede", "expire", "ignore")
