@@ -21,7 +21,9 @@ def test_defaults_refuse_oversized_messages_titles_contents_and_lines(cli, ws):
     for argv, stdin, message, setting in cases:
         out = cli(*argv, input=stdin)
         assert out.code == 4, (argv[:2], out)
-        assert out.err == (f"ekko-mem: {message}; shorten it, or raise {setting} under"
+        instead = ("remember the part worth keeping, keep the whole text in the message log"
+                   " with 'ekko-mem log'" if "to remember" in message else "shorten it")
+        assert out.err == (f"ekko-mem: {message}; {instead}, or raise {setting} under"
                            " [limits] in config.toml; nothing was written\n")
     assert cli("history", "--json").out == ""
     assert [n for n in cli("query", "--json").json()["exact"] if n["scope"] != "global"] == []

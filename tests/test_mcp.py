@@ -248,8 +248,11 @@ def test_an_mcp_write_audits_like_a_cli_write_but_for_its_actor(agent, place, cl
     a, b = mine[via_mcp], mine[via_cli]
     assert (a["actor"], b["actor"]) == ("agent", "user")
     assert set(a) == set(b) and set(a["payload"]) == set(b["payload"])
-    differ = {"id", "nodeId", "createdAt", "actor", "payload"}
+    differ = {"id", "nodeId", "createdAt", "actor", "payload", "reason"}
     assert {k: a[k] for k in a if k not in differ} == {k: b[k] for k in b if k not in differ}
+    # The reason says who stated it; what was said and where it is kept are the same.
+    assert a["reason"] == "parity; said explicitly; kept in this workspace"
+    assert b["reason"] == "parity; stated by the user; kept in this workspace"
     after_a, after_b = a["payload"]["after"], b["payload"]["after"]
     assert set(after_a) == set(after_b)
     own = {"id", "title", "actor", "createdAt", "updatedAt"}

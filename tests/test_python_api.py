@@ -23,7 +23,8 @@ def test_the_agent_loop_example_runs(tmp_path):
     lines = proc.stdout.splitlines()
     assert lines[:4] == ["user: 记住，我以后做饭不要香菜。", "  memory in context: 0 preference(s)",
                          "assistant: 好的，记住了。",
-                         "  remembered in user scope: explicit lasting dietary preference"]
+                         "  remembered in user scope: a dietary preference stated as lasting;"
+                         " said explicitly; kept in user scope, for every workspace"]
     # Remembered after the first reply, so it shapes the second, until it is forgotten.
     assert "assistant: 推荐番茄炒蛋，不放香菜。" in lines
     assert "avoid_ingredient: 香菜" in lines

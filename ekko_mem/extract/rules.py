@@ -13,10 +13,20 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from .engineering import engineering_items
+from .habits import habit_item
+from .health import health_items
+from .text import Turn as _Turn
+from .text import clip as _clip
+from .text import first as _first
+from .text import has as _has
+from .text import rx as _rx
+from .text import singular as _singular
+from .text import split_items as _split_items
+from .text import without_request
 from .vocab import (
     COOK_WORDS,
     DURATION,
@@ -34,8 +44,6 @@ from .vocab import (
     CUISINES_EN,
     CUISINES_ZH,
     EN_CLAUSE,
-    EN_ITEM_LEAD,
-    EN_ITEM_TAIL,
     EXPLICIT,
     FLAVOUR_NOUNS,
     FLAVOUR_SPEC,
@@ -58,7 +66,7 @@ from .vocab import (
     QUESTION,
     REMEMBER,
     REMEMBER_REQUEST,
-    SAY_PREFIX,
+    REPLACE_ALL,
     SENSITIVE,
     SMALL_TALK,
     STOP_EN,
@@ -71,48 +79,11 @@ from .vocab import (
     TEXT,
     THIRD_PARTY,
     TRIM_END,
-    ZH_ITEM_LEAD,
-    ZH_ITEM_TAIL,
 )
 
 Item = dict[str, Any]
 Fact = tuple[str, Any, tuple[str, ...]]  # (kind, value, the words that said it)
 
-
-
-@cache
-def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE)
-
-
-def _has(pattern: str, text: str) -> bool:
-    return _rx(pattern).search(text) is not None
-
-
-def _first(patterns: tuple[str, ...], text: str) -> re.Match[str] | None:
-    for pattern in patterns:
-        match = _rx(pattern).search(text)
-        if match:
-            return match
-    return None
-
-
-def _clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-@dataclass(frozen=True)
-class _Turn:
-    """What a whole message says about every memory in it: source, language, intent, time."""
-
-    message_id: str
-    zh: bool
-    explicit: bool  # 记住 / 以后 / from now on / always: a lasting rule, fit for user scope
-    remember: bool  # asked outright to remember: the strongest signal there is
-    change: bool  # 以后都不 / no longer: replaces what was true before
-    temporary: bool  # today, tonight, a passing ailment: never beyond this session
-    health: str | None  # the clause naming the ailment, quoted in the memory's content
-    end_of_day: str
 
 
 def extract(messages: list[dict], *, now: str, end_of_day: str) -> dict:
@@ -162,7 +133,8 @@ def _from_message(message: dict, end_of_day: str) -> tuple[list[Item], str | Non
 
 
 def _sentences(text: str) -> list[str]:
-    parts = _rx(r"(?<=[。！？；;!?])|(?<=\.)\s+|\n+").split(text)
+    # A full stop after a space is code (ruff check .), not the end of a sentence.
+    parts = _rx(r"(?<=[。！？；;!?])|(?<=\S\.)\s+|\n+").split(text)
     return [part.strip() for part in parts if part and _has(r"\w", part)]
 
 
@@ -189,18 +161,25 @@ def _turn(message_id: str, sentences: list[str], zh: bool, end_of_day: str) -> _
     health = next((c.strip(" ，,。.!！") for s in sentences for c in _clauses(s, zh)
                    if _has(HEALTH, c)), None)
     return _Turn(message_id, zh, _has(EXPLICIT, text), _has(REMEMBER, text), _has(CHANGE, text),
-                 health is not None or _has(TEMPORARY, text), health, end_of_day)
+                 health is not None or _has(TEMPORARY, text), health, end_of_day,
+                 _has(COOK_WORDS, text) or _has(FOOD_CONTEXT, text), _has(REPLACE_ALL, text))
 
 
 def _from_sentence(sentence: str, turn: _Turn, facts: list[Fact]) -> list[Item]:
-    for rule in (_correction, _project, _task, _cooking_time):
-        item = rule(sentence, turn)
-        if item is not None:
-            return [item]
-    found = [f for clause in _clauses(sentence, turn.zh) for f in _food_facts(clause, sentence)]
+    for rule in (_correction, engineering_items, _project, _task, _cooking_time):
+        found_items = rule(sentence, turn)
+        if found_items:
+            return found_items if isinstance(found_items, list) else [found_items]
+    # 我怀孕了，别推荐生鱼片 says two things; the clause that states the diet says only one.
+    health = health_items(sentence, turn) or []
+    clauses = [c for c in _clauses(sentence, turn.zh) if not (health and health_items(c, turn))]
+    found = [f for clause in clauses for f in _food_facts(clause, sentence)]
     facts.extend(found)
-    if found:
-        return []
+    if found or health:
+        return health
+    habit = habit_item(sentence, turn)
+    if habit is not None:
+        return [habit]
     match = _first(TASK_LOOSE, sentence)
     text = _task_text(match.group("x")) if match else ""
     return [_task_item("open", text, turn)] if text else []
@@ -210,7 +189,7 @@ def _from_sentence(sentence: str, turn: _Turn, facts: list[Fact]) -> list[Item]:
 
 def _cooking_time(sentence: str, turn: _Turn) -> Item | None:
     """做饭别超过半小时 / keep cooking under 30 minutes: a cooking word, a bound, a duration."""
-    if not (_has(COOK_WORDS, sentence) and _has(TIME_BOUND, sentence)):
+    if not ((turn.food or _has(COOK_WORDS, sentence)) and _has(TIME_BOUND, sentence)):
         return None
     match = _rx(DURATION).search(sentence)
     minutes = _minutes(match) if match else None
@@ -225,7 +204,7 @@ def _cooking_time(sentence: str, turn: _Turn) -> Item | None:
                    "content": f"Recommend dishes that take at most {minutes} minutes.",
                    "tags": ["cooking time"]}
     node = _food_node("time", f"≤{minutes}min", [], stance, wording, turn)
-    return {"operation": "create", "node": node, "reason": _reason(turn)}
+    return {"operation": "create", "node": node, "reason": "a cooking time limit"}
 
 
 def _minutes(match: re.Match) -> int | None:
@@ -320,28 +299,6 @@ def _ingredient_facts(kind: str, raw: str, sentence: str, zh: bool) -> list[Fact
     return facts
 
 
-def _split_items(raw: str, zh: bool) -> list[str]:
-    """香菜和葱 -> [香菜, 葱]; "cilantro, onions or garlic please" -> [cilantro, onion, garlic]."""
-    raw = raw.strip(" \t。！？，,.!?；;：:")
-    if zh:
-        parts = _rx(r"[、,，/]|以及|还有|和|跟|与|及|或者?").split(raw)
-        return [p for p in (_rx(ZH_ITEM_TAIL).sub("", _rx(ZH_ITEM_LEAD).sub("", p.strip()))
-                            for p in parts) if p]
-    raw = _rx(EN_ITEM_TAIL).sub("", _rx(EN_ITEM_LEAD).sub("", raw.lower()))
-    parts = _rx(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|nor|&)\s+").split(raw)
-    return [p for p in (_singular(_rx(EN_ITEM_LEAD).sub("", p.strip(" .!?"))) for p in parts) if p]
-
-
-def _singular(word: str) -> str:
-    # Values are matched exactly later, so "onions" and "onion" must be one value.
-    if word in FOODS:
-        return word
-    for suffix in ("es", "s"):  # tomatoes, onions
-        if word.endswith(suffix) and word[: -len(suffix)] in FOODS:
-            return word[: -len(suffix)]
-    return word
-
-
 def _cuisine(item: str, zh: bool) -> str | None:
     if zh:
         return item if item in CUISINES_ZH else None
@@ -388,11 +345,13 @@ def _food_item(kind: str, value: Any, entities: list[str], turn: _Turn) -> Item:
     wording = _wording(kind, words, turn.zh, turn.temporary, turn.health)
     node = _food_node(kind, value, entities, stance, wording, turn)
     item: Item = {"operation": "create", "node": node, "reason": _reason(turn)}
+    if turn.replace:
+        item["replace"] = True
     if kind == "flavour" and turn.change and turn.explicit and not turn.temporary:
         # 以后都不吃辣 after 喜欢吃辣: the new lasting profile replaces the old one. The
         # extractor cannot see stored values, so the selector names the slot, not a value; the
         # service finds nothing to replace when there is no profile yet, and creates instead.
-        item.update(operation="supersede", reason="user changed a lasting flavour preference",
+        item.update(operation="supersede", reason="a change of a lasting flavour preference",
                     target={"type": "preference", "key": KEYS[kind],
                             "categoryPathPrefix": list(COOKING_PREFIX)})
     return item
@@ -427,11 +386,10 @@ def _stance(turn: _Turn, importance: float) -> dict:
 
 
 def _reason(turn: _Turn) -> str:
+    # What the rule found, never where it is kept: the write decides that (policy/reasons.py).
     if turn.temporary:
-        return "temporary state: holds until the end of today"
-    if turn.explicit:
-        return "explicit lasting dietary preference"
-    return "preference stated without explicit intent: kept to this session"
+        return "a passing state that ends today"
+    return "a dietary preference stated as lasting" if turn.explicit else "a dietary preference"
 
 
 def _value_words(kind: str, value: Any, zh: bool) -> str:
@@ -457,6 +415,17 @@ def _wording(kind: str, words: str, zh: bool, temporary: bool, health: str | Non
             "tags": [*tags, "temporary"]}
 
 
+def worded(key: str, value: Any, zh: bool) -> dict | None:
+    """The title and content the rules give a lasting value of `key`, so a value merged with
+    the one before it is worded as a whole; None for keys the rules do not word."""
+    if key != KEYS["flavour"] or not isinstance(value, dict) or any(
+            (field, level) not in FLAVOUR_WORDS for field, level in value.items()
+            if isinstance(level, str)) or not all(isinstance(v, str) for v in value.values()):
+        return None  # a field or level the rules have no words for
+    wording = _wording("flavour", _value_words("flavour", value, zh), zh, False, None)
+    return {"title": wording["title"], "content": wording["content"]}
+
+
 def _health_item(turn: _Turn) -> Item:
     """今天胃不舒服 with no dish named: still worth a session note until tonight."""
     health = turn.health or ""
@@ -468,7 +437,7 @@ def _health_item(turn: _Turn) -> Item:
             "sourceMessageIds": [turn.message_id], "expiresAt": turn.end_of_day,
             "explicit": turn.remember}
     return {"operation": "create", "node": node,
-            "reason": "temporary health state: holds until the end of today"}
+            "reason": "a passing health state that ends today"}
 
 
 # --- corrections, project decisions, tasks ---------------------------------------------------
@@ -505,9 +474,9 @@ def _correction_item(kind: str, ingredient: str, turn: _Turn) -> Item:
               "categoryPathPrefix": list(COOKING_PREFIX)}
     if kind == "limit":
         return {"operation": "supersede", "node": node, "target": target,
-                "reason": "user corrected an earlier avoidance: small amounts are fine"}
+                "reason": "a correction of an earlier avoidance: small amounts are fine"}
     return {"operation": "expire", "node": node, "target": target,
-            "reason": "user no longer avoids this ingredient"}
+            "reason": "an ingredient no longer avoided"}
 
 
 def _project(sentence: str, turn: _Turn) -> Item | None:
@@ -527,11 +496,6 @@ def _mentions_food(sentence: str, zh: bool) -> bool:
     return any(_singular(w) in FOODS for w in _rx(r"[a-z]+").findall(sentence.lower()))
 
 
-def without_request(text: str) -> str:
-    """What is to be remembered, without the request around it ("Remember that …", 记住：…)."""
-    return _rx(TRIM_END).sub("", _rx(SAY_PREFIX).sub("", text.strip())).strip()
-
-
 def _project_item(kind: str, sentence: str, turn: _Turn) -> Item:
     text = without_request(sentence)
     domain = "工程" if turn.zh else "engineering"
@@ -542,7 +506,7 @@ def _project_item(kind: str, sentence: str, turn: _Turn) -> Item:
             "confidence": 0.95, "importance": 0.85, "tags": [folder[0] if turn.zh else kind],
             "entities": _names(text, turn.zh), "sourceMessageIds": [turn.message_id],
             "explicit": True}
-    return {"operation": "create", "node": node, "reason": f"project {kind} stated by the user"}
+    return {"operation": "create", "node": node, "reason": f"a project {kind}"}
 
 
 def _names(text: str, zh: bool) -> list[str]:
@@ -579,9 +543,9 @@ def _task_item(state: str, text: str, turn: _Turn) -> Item:
             "tags": ["待办"] if turn.zh else ["todo"], "entities": [],
             "sourceMessageIds": [turn.message_id], "explicit": True}
     if state == "open":
-        return {"operation": "create", "node": node, "reason": "task opened by the user"}
+        return {"operation": "create", "node": node, "reason": "a task opened"}
     return {"operation": "update", "node": node, "target": {"type": "task", "text": text},
-            "reason": "user reported the task done"}
+            "reason": "a task reported done"}
 
 
 # --- batch ---------------------------------------------------------------------------------

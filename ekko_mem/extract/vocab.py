@@ -38,6 +38,7 @@ FLAVOUR_NOUNS = {
 FLAVOUR_SPEC = (
     ("oil", "low", ("少油|低油|少放油|不要太油|别太油|不要放太多油|别放太多油|不油腻|清淡|less oil|"
                    "low oil|not too oily|not oily|less oily|less greasy|not too greasy")),
+    ("oil", "high", "重油|多油|多放油|油大一点|more oil|extra oil"),
     ("salt", "low", ("少盐|低盐|少放盐|不要太咸|别太咸|清淡|less salt|low salt|low sodium|"
                     "not too salty")),
     ("sugar", "low", "少糖|低糖|少放糖|不要太甜|别太甜|less sugar|low sugar|not too sweet"),
@@ -55,7 +56,11 @@ FLAVOUR_SPEC = (
 FLAVOUR_WORDS = {
     ("oil", "low"): ("少油", "less oil"), ("salt", "low"): ("少盐", "low salt"),
     ("sugar", "low"): ("少糖", "less sugar"), ("spicy", "low"): ("少辣", "not too spicy"),
-    ("spicy", "none"): ("不吃辣", "no spice"), ("spicy", "high"): ("吃辣", "spicy")}
+    ("spicy", "none"): ("不吃辣", "no spice"), ("spicy", "high"): ("吃辣", "spicy"),
+    ("oil", "high"): ("重油", "more oil")}
+# A statement that replaces a whole structured value rather than one field of it.
+REPLACE_ALL = (r"完全|全部|全都|一切|整个|彻底|(?:completely|entirely|totally|everything|"
+               r"all of it|from scratch|start over)")
 # A limit on cooking time: a cooking word, a bound, a duration, in either order.
 COOK_WORDS = (r"做饭|做菜|烹饪|下厨|煮饭|烧菜|晚饭|午饭|早饭|饭菜|"
               r"cook|cooking|meal|meals|recipe|recipes|dinner|lunch")
@@ -159,19 +164,20 @@ PROJECT_MARKERS = (
     ("constraint", False, r"禁止|严禁|\b(?:must not|must never|mustn't|never use)\b"),
     ("decision", True, (r"决定|采用|选用|改用|统一用|\b(?:decided to|will use|going with|"
                        r"switch(?:ed)? to|settled on)\b")),
-    ("constraint", True, (r"必须|不要用|不能用|别用|不许|不准|不得|一律|只能用|只用|\b(?:must|"
+    ("constraint", True, (r"以后(?:都|一律|统一)|今后|从现在(?:开始|起)|\b(?:from now on|going "
+                         r"forward|every time)\b|必须|不要用|不能用|别用|不许|不准|不得|一律|"
+                         r"只能用|只用|\b(?:must|"
                          r"don't use|do not use|always use|should always|should never|only use|"
                          r"is forbidden|not allowed)\b")),
 )
-AVOID_ZH = (r"对(?P<x>.+?)过敏",
-            (r"(?:别给我推荐|不要给我推荐|别推荐|不要推荐|别给我放|不要给我放|别给我|不要给我|不要放|别放|"
+AVOID_ZH = ((r"(?:别给我推荐|不要给我推荐|别推荐|不要推荐|别给我放|不要给我放|别给我|不要给我|"
+             r"不要放|别放|"
             r"不放|不要加|别加|不加|不太喜欢吃|不太喜欢|不喜欢吃|不喜欢|不想吃|不爱吃|不吃|讨厌吃|讨厌|"
-            r"忌口|不能吃|吃不了|避开|不要)[:：]?\s*(?P<x>.+)"))
+            r"忌口|不能吃|吃不了|避开|不要)[:：]?\s*(?P<x>.+)"),)
 AVOID_EN = ((r"\b(?:don't|do not|never|stop|please don't)\s+(?:ever\s+)?(?:recommend|suggest|"
             r"give me|add|put|include|use|cook with|serve|offer)(?:ing)?\s+(?:me\s+)?(?P<x>.+)"),
             r"\bi\s+(?:don't|do not|can't|cannot|never|won't|no longer)\s+(?:eat|have)\s+(?P<x>.+)",
             r"\bi\s+(?:hate|dislike|detest|can't stand|don't like|do not like)\s+(?P<x>.+)",
-            r"\b(?:i'm|i am)\s+allergic\s+to\s+(?P<x>.+)",
             r"\bavoid(?:ing)?\s+(?P<x>.+)",
             r"^(?:no|hold the|without)\s+(?P<x>.+)")
 LIKE_ZH = (r"(?<!不)(?:最喜欢吃|最喜欢|喜欢吃|喜欢|偏好|偏爱|爱吃|最爱)(?P<x>.+)",)
@@ -217,3 +223,118 @@ SAY_PREFIX = (r"^(?:(?:以后|今后)?(?:都|也)?(?:请|麻烦)?(?:帮我|给�
               r"|(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|do not forget|"
               r"make a note)(?:\s+of)?\b)\s*(?:that\s+)?[,，:：]?\s*")
 TRIM_END = r"[\s。！？；;!?.，,]+$"
+
+# --- health and diet: what the body cannot take, never a mere dislike ----------------------
+DIET_PATH = (COOKING, "做饭", "饮食限制")
+# A first-person allergy; the allergens follow or precede 过敏 / "allergic".
+ALLERGY_ZH = (r"(?:^|我)(?:一直|从小|严重)?对(?P<x>.+?)(?<!不)过敏",
+              r"我(?:有)?(?P<x>[\u4e00-\u9fff、和]{1,12}?)(?<!不)过敏")
+ALLERGY_EN = (r"\b(?:i'm|i am|i've been|i have been)\s+(?:\w+\s+)?allergic\s+to\s+(?P<x>.+)",
+              r"\bi\s+(?:have|got)\s+(?:an?\s+)?(?:\w+\s+)?(?P<x>[a-z][a-z -]{0,30}?)\s+"
+              r"allerg(?:y|ies)\b",
+              r"\bmy\s+(?P<x>[a-z][a-z -]{0,30}?)\s+allerg(?:y|ies)\b")
+# (Chinese value, English value, the patterns that say it). The first that matches wins, so
+# vegan comes before vegetarian.
+DIETS = (
+    ("纯素", "vegan", r"纯素|全素|严格素食|\b(?:i'm|i am|i eat|i went|i've gone)\s+(?:a\s+)?"
+                    r"(?:strict\s+)?vegan\b"),
+    ("素食", "vegetarian", r"(?:我|^|[，,、]|也)(?:是|也|一直|平时|只)?(?:个|一个|一名)?"
+                          r"(?:素食主义者|素食者|吃素|"
+                          r"不吃肉|不吃荤)|\b(?:i'm|i am|i eat|i went|i've gone)\s+(?:a\s+)?"
+                          r"(?:strict\s+)?vegetarian\b|\bi\s+(?:don't|do not|never)\s+eat\s+"
+                          r"(?:any\s+)?meat\b"),
+    ("清真", "halal", r"我(?:只)?吃清真|我是穆斯林|\bi\s+(?:only\s+)?eat\s+halal\b|"
+                    r"\b(?:i'm|i am)\s+muslim\b|\bhalal\s+only\b"),
+    ("犹太洁食", "kosher", r"犹太洁食|\bi\s+(?:only\s+)?(?:eat|keep)\s+kosher\b"),
+    ("乳糖不耐受", "lactose intolerance", r"乳糖不耐|\blactose[ -]intoleran(?:t|ce)\b"),
+    ("无麸质", "gluten-free", r"麸质不耐|乳糜泻|\b(?:celiac|coeliac|gluten[ -]intoleran(?:t|ce))\b|"
+                             r"\bi\s+(?:only\s+)?eat\s+gluten[ -]free\b"),
+    ("孕期饮食", "pregnancy", r"我怀孕了|我(?:正在|现在|还在)?(?:是)?(?:孕期|孕妇)|"
+                            r"我怀孕\S{0,4}(?:周|个月)|"
+                            r"\b(?:i'm|i am)\s+pregnant\b"),
+    ("糖尿病（控糖）", "diabetic (low sugar)", r"我有糖尿病|我是糖尿病|\b(?:i'm|i am)\s+diabetic\b|"
+                                           r"\bi\s+have\s+(?:type\s+\d\s+)?diabetes\b"),
+    ("痛风（低嘌呤）", "gout (low purine)", r"我有痛风|我痛风|\bi\s+have\s+gout\b"),
+    ("高血压（低盐）", "high blood pressure (low salt)",
+     r"我有高血压|我血压高|\bi\s+have\s+(?:high blood pressure|hypertension)\b"),
+)
+# A doctor's orders are a medical diet in the doctor's own words.
+DOCTOR = (r"医生(?:让|要|叫|要求|嘱咐|建议)我(?P<x>.+)",
+          r"\bmy\s+doctor\s+(?:told|wants|asked|says|said|advised)\s+(?:me\s+)?(?:to\s+|i\s+"
+          r"(?:should|must)\s+)?(?P<x>.+)")
+# Saying the opposite: 我不是素食主义者, "I'm not allergic to nuts", 我对花生不过敏.
+DIET_DENIED = (r"不是|并不|没有|不过敏|\b(?:not|isn't|aren't|no)\s+(?:\w+\s+)?(?:allergic|"
+               r"vegetarian|"
+               r"vegan|pregnant|diabetic|lactose)\b|\bno longer\b|不再|已经不")
+
+# --- habits: a routine of one's own life ----------------------------------------------------
+HABIT_PATH_ZH = ("生活", "习惯")
+HABIT_PATH_EN = ("life", "habits")
+HABIT_ZH = (r"我(?:一般|通常|平时|平常|习惯|经常|总是|每天|每晚|每早|每周[一二三四五六日天]?|"
+            r"每个?(?:早上|晚上|"
+            r"周末|星期|月|工作日))(?:都|会|要)?(?P<x>.*[\u4e00-\u9fff].*)",)
+HABIT_EN = (r"\bi\s+(?:usually|normally|typically|generally|regularly|always|often)\s+"
+            r"(?P<x>[a-z].+)",
+            r"\bi\s+(?P<x>[a-z]+(?:\s+[a-z]+){0,5}\s+every\s+(?:day|morning|night|evening|"
+            r"week|weekend|weekday|monday|tuesday|wednesday|thursday|friday|saturday|sunday)\b.*)",
+            r"^every\s+(?:day|morning|night|evening|week|weekend)\s+i\s+(?P<x>.+)",
+            r"\bi\s+(?:have|'ve got)\s+a\s+habit\s+of\s+(?P<x>.+)",
+            r"\bmy\s+(?:daily\s+|morning\s+|evening\s+)?routine\s+is\s+(?P<x>.+)")
+
+# --- the project's stack and commands ------------------------------------------------------
+# Tool name -> engineering key. Matched as whole words, with any version number after it.
+STACK = {
+    **dict.fromkeys(("python", "rust", "go", "golang", "typescript", "javascript", "java",
+                     "kotlin", "ruby", "php", "swift", "c#", "c++", "scala", "elixir",
+                     "haskell", "lua", "dart", "zig"), "language"),
+    **dict.fromkeys(("postgresql", "postgres", "mysql", "mariadb", "sqlite", "mongodb",
+                     "redis", "dynamodb", "cassandra", "clickhouse", "duckdb", "oracle",
+                     "sql server"), "database"),
+    **dict.fromkeys(("django", "flask", "fastapi", "rails", "spring", "express", "react",
+                     "vue", "angular", "svelte", "next.js", "nextjs", "nuxt", "laravel",
+                     "typer", "click", "pydantic"), "framework"),
+    **dict.fromkeys(("npm", "pnpm", "yarn", "pip", "poetry", "uv", "cargo", "conda",
+                     "pipenv", "maven", "gradle"), "package_manager"),
+    **dict.fromkeys(("node", "node.js", "nodejs", "deno", "bun", "jvm"), "runtime"),
+    **dict.fromkeys(("github actions", "gitlab ci", "jenkins", "circleci", "travis"), "ci"),
+}
+# "we use / 我们用 …": the sentence states the stack.
+STACK_MARKERS = (r"我们(?:项目)?(?:一直|现在|目前)?(?:用|使用|采用|用的是|基于)|"
+                 r"项目(?:用|使用|基于|采用)|"
+                 r"技术栈|\bwe(?:'re| are)?\s+(?:use|using|run|running|on|built on|build on|"
+                 r"build with|write|code|develop)\b|\b(?:our|the)\s+(?:stack|project|app|"
+                 r"service|backend|frontend|codebase|repo)\s+(?:uses|is|runs on|is built "
+                 r"(?:on|with)|is written in)\b|\bwritten in\b|\bbuilt (?:with|on)\b")
+# (key, patterns whose group x is the command). The command is code: Latin letters first.
+COMMANDS = (
+    ("test_command", (r"(?:测试|单测|跑测试)(?:的)?命令(?:是|为|用|：|:)\s*(?P<x>.+)",
+                      r"(?:用|使用)\s*(?P<x>[`A-Za-z.][^，。；]*?)\s*(?:来)?(?:跑|运行|执行|做)(?:单元)?测试",
+                      r"\b(?:the\s+)?test(?:s)?\s+command\s+is\s+(?P<x>.+)",
+                      r"\b(?:run|runs|running)\s+(?:the\s+|all\s+)?(?:unit\s+)?tests\s+"
+                      r"(?:with|using|via)\s+(?P<x>.+)",
+                      r"\btest\s+with\s+(?P<x>.+)",
+                      r"\buse\s+(?P<x>.+?)\s+to\s+run\s+(?:the\s+|all\s+)?tests\b")),
+    ("build_command", (r"(?:构建|编译|打包)(?:的)?命令(?:是|为|用|：|:)\s*(?P<x>.+)",
+                       r"(?:用|使用)\s*(?P<x>[`A-Za-z.][^，。；]*?)\s*(?:来)?(?:构建|编译|打包)",
+                       r"\b(?:the\s+)?build\s+command\s+is\s+(?P<x>.+)",
+                       r"\bbuild\s+(?:it\s+|the project\s+)?(?:with|using|via)\s+(?P<x>.+)",
+                       r"\buse\s+(?P<x>.+?)\s+to\s+build\b")),
+    ("lint_command", (r"(?:代码检查|lint|格式检查)(?:的)?命令(?:是|为|用|：|:)\s*(?P<x>.+)",
+                      r"(?:用|使用)\s*(?P<x>[`A-Za-z.][^，。；]*?)\s*(?:来)?(?:做)?(?:代码检查|lint)",
+                      r"\b(?:the\s+)?lint(?:ing)?\s+command\s+is\s+(?P<x>.+)",
+                      r"\blint\s+(?:it\s+|the code\s+)?(?:with|using|via)\s+(?P<x>.+)",
+                      r"\buse\s+(?P<x>.+?)\s+to\s+lint\b")),
+)
+# Where a command ends: a clause that is no longer the command.
+COMMAND_END = (r"\s+(?:before|after|when|whenever|every|each|first|then|and then|please|"
+               r"instead|so that|so|because|if|on)\b.*$|[，。；;]\s*.*$|\s+(?:之前|以前|以后|前|后)"
+               r".*$|(?:之前|以前|来|再).*$")
+# A standing rule for the project: from now on / 以后都 + something technical.
+STANDING = (r"以后|今后|从现在(?:开始|起)|往后|每次|\b(?:from now on|going forward|"
+            r"from here on|always|never|every time)\b")
+ENGINEERING_WORDS = {
+    "language": ("语言", "language"), "database": ("数据库", "database"),
+    "framework": ("框架", "framework"), "package_manager": ("包管理器", "package manager"),
+    "runtime": ("运行时", "runtime"), "ci": ("持续集成", "CI"),
+    "test_command": ("测试命令", "test command"), "build_command": ("构建命令", "build command"),
+    "lint_command": ("代码检查命令", "lint command")}

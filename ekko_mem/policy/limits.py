@@ -6,13 +6,13 @@ from ..errors import Rejected
 
 
 def check_size(what: str, text: str, limit: int, setting: str, *, unit: str = "characters",
-               size: int | None = None) -> None:
+               size: int | None = None, instead: str = "shorten it") -> None:
     """Rejected (exit 4) naming the size, the limit and the setting that raises it."""
     size = len(text) if size is None else size
     if size > limit:
         section, key = setting.split(".", 1)
         raise Rejected(f"{what} is {size:,} {unit}, over the limit of {limit:,}",
-                       f"shorten it, or raise '{key}' under [{section}] in config.toml;"
+                       f"{instead}, or raise '{key}' under [{section}] in config.toml;"
                        " nothing was written")
 
 

@@ -9,7 +9,7 @@ COOKING = ["生活技能", "做饭"]
 ENGINEERING_DOMAINS = ("工程", "engineering", "project", "项目", "开发", "dev", "software")
 ENGINEERING_KEYS = ["language", "framework", "database", "test_command", "build_command",
                     "package_manager", "style_guide", "deploy_target", "branch_policy",
-                    "python_version", "runtime", "license", "ci"]
+                    "python_version", "runtime", "license", "ci", "lint_command"]
 
 BUILTIN_RULES: list[dict] = [
     {"domain": "生活技能", "categoryPathPrefix": COOKING, "type": "preference",
@@ -41,7 +41,8 @@ KEY_SHAPES = {
 # Every other key is multi-valued (香菜 and 葱 can both be avoided).
 SINGLE_VALUED = {"flavor_profile", "cooking_time_preference", "language", "framework",
                  "database", "test_command", "build_command", "package_manager", "style_guide",
-                 "deploy_target", "branch_policy", "python_version", "runtime", "license", "ci"}
+                 "deploy_target", "branch_policy", "python_version", "runtime", "license", "ci",
+                 "lint_command"}
 
 # Health and diet: what the body cannot take, not what the person prefers. They are user-scope
 # constraints that go wherever food goes, and the last thing a tight budget drops.
@@ -60,7 +61,8 @@ SYNONYMS = {
     "flavour_profile": "flavor_profile", "taste": "flavor_profile", "flavor": "flavor_profile",
     "taste_preference": "flavor_profile", "diet": "dietary_restriction",
     "cuisine": "preferred_cuisine", "favorite_cuisine": "preferred_cuisine",
-    "test_cmd": "test_command", "build_cmd": "build_command", "db": "database",
+    "test_cmd": "test_command", "build_cmd": "build_command", "lint_cmd": "lint_command",
+    "db": "database",
     "lang": "language", "programming_language": "language",
     # The same keys as people name them in Chinese.
     "忌口": "avoid_ingredient", "不吃": "avoid_ingredient", "忌食": "avoid_ingredient",
@@ -71,6 +73,7 @@ SYNONYMS = {
     "intolerance": "dietary_restriction", "做饭时间": "cooking_time_preference",
     "限量食材": "limit_ingredient", "编程语言": "language", "语言": "language",
     "框架": "framework", "数据库": "database", "测试命令": "test_command",
+    "代码检查命令": "lint_command",
     "构建命令": "build_command", "包管理器": "package_manager", "代码规范": "style_guide",
     "部署目标": "deploy_target", "分支策略": "branch_policy", "运行时": "runtime",
     "许可证": "license", "持续集成": "ci",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..errors import NeedsConfirmation, NotFound, Rejected, Step, refusal
+from ..policy.reasons import explain
 from ..policy.vocab import ACTORS, OPERATIONS, choose
 from .stores import UseCase
 
@@ -14,21 +15,25 @@ class Nodes(UseCase):
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",
                        actor: str = "agent", target_id: str | None = None,
-                       confirm: bool = False, session: str | None = None) -> dict:
+                       confirm: bool = False, session: str | None = None,
+                       replace: bool = False) -> dict:
         """Validate and apply one proposed change; returns {accepted, nodeId, reason, ...}.
 
         Refusals are answers, not exceptions: accepted is False, `code` is the exit code
         (3 needs confirmation, 4 rejected, 5 not found) and nothing was written.
+        A new structured value for a single-valued key keeps the old value's other fields
+        (a change of 辣 keeps 少油) unless `replace` says the statement replaces all of it.
         """
         try:
             operation = choose("operation", operation, OPERATIONS)
             actor = choose("actor", actor, ACTORS)
             if operation == "create":
-                return self._create(dict(node or {}), reason, actor, confirm, session)
+                return self._create(dict(node or {}), reason, actor, confirm, session,
+                                    replace)
             target = self.queries.find_node(target_id or (node or {}).get("supersedesId") or "")
             if operation == "supersede":
                 return self._supersede(target, dict(node or {}), reason, actor, confirm,
-                                       session)
+                                       session, replace)
             if operation == "update":
                 return self._update(target, dict(node or {}), reason, actor, confirm, session)
             status = "expired" if operation == "expire" else "deleted"
@@ -37,7 +42,7 @@ class Nodes(UseCase):
             return refusal(exc, {"accepted": False, "nodeId": None})
 
     # -- operations ---------------------------------------------------------------------------
-    def _create(self, draft, reason, actor, confirm, session) -> dict:
+    def _create(self, draft, reason, actor, confirm, session, replace=False) -> dict:
         node, notes = self.drafts.prepare_node(draft, actor=actor, confirm=confirm, session=session)
         store = self.stores.for_scope(node["scope"], create=True)
         now = node["createdAt"]
@@ -51,13 +56,15 @@ class Nodes(UseCase):
             rivals = [old for old in same if self.drafts.schema.is_single_valued(node.get("key"))]
             if rivals:
                 self._confirm_override(rivals[0], node, actor, confirm)
+                if not replace:
+                    notes += self._merge_fields(rivals[0], node)
                 return self._write_supersede(store, rivals[0], node, reason, actor, notes)
             store.nodes.insert_node(node)
-            self.audit_log.record(store, "create", node, actor, reason or "remembered", after=node,
-                        notes=notes)
-        return self._accepted(node, "created", reason or "remembered", notes)
+            why = explain(reason, node, actor)
+            self.audit_log.record(store, "create", node, actor, why, after=node, notes=notes)
+        return self._accepted(node, "created", why, notes)
 
-    def _supersede(self, old, draft, reason, actor, confirm, session) -> dict:
+    def _supersede(self, old, draft, reason, actor, confirm, session, replace=False) -> dict:
         merged = {**self._carry_over(old), **{k: v for k, v in draft.items() if v is not None}}
         merged.pop("supersedesId", None)
         merged.setdefault("scope", old["scope"])
@@ -70,6 +77,8 @@ class Nodes(UseCase):
         store = self.stores.for_scope(node["scope"])
         with store.db.atomic():
             old = self._still_active(store, old)
+            if not replace and old.get("key") == node.get("key"):
+                notes += self._merge_fields(old, node)
             return self._write_supersede(store, old, node, reason, actor, notes)
 
     def _update(self, old, draft, reason, actor, confirm, session) -> dict:
@@ -87,9 +96,10 @@ class Nodes(UseCase):
             old = self._still_active(store, old)
             node["status"] = old["status"]
             store.nodes.replace_node(node)
-            self.audit_log.record(store, "update", node, actor, reason, before=old, after=node,
-                        notes=notes)
-        return self._accepted(node, "updated", reason or "updated", notes)
+            why = explain(reason or "updated", node, actor)
+            self.audit_log.record(store, "update", node, actor, why, before=old, after=node,
+                                  notes=notes)
+        return self._accepted(node, "updated", why, notes)
 
     def _set_status(self, old, status, reason, actor) -> dict:
         store = self.stores.for_scope(old["scope"])
@@ -120,11 +130,33 @@ class Nodes(UseCase):
         node["parentId"] = node.get("parentId") or old.get("parentId") or old["id"]
         store.nodes.set_status(old["id"], "superseded", node["createdAt"])
         store.nodes.insert_node(node)
-        self.audit_log.record(store, "supersede", node, actor, reason or "superseded",
-                    before=old, after=node, notes=notes)
-        result = self._accepted(node, "superseded", reason or f"supersedes {old['id']}", notes)
+        why = explain(reason or f"supersedes {old['id']}", node, actor)
+        self.audit_log.record(store, "supersede", node, actor, why, before=old, after=node,
+                              notes=notes)
+        result = self._accepted(node, "superseded", why, notes)
         result["supersededId"] = old["id"]
         return result
+
+    def _merge_fields(self, old, node) -> list[str]:
+        """Fold the old value's other fields into a new structured value of a single-valued
+        key; returns each field's before and after, for the supersede's audit event."""
+        before, new = old.get("valueJson"), node.get("valueJson")
+        if not (isinstance(before, dict) and isinstance(new, dict)
+                and self.drafts.schema.is_single_valued(node.get("key"))):
+            return []
+        merged = {**before, **new}
+        if merged != new:
+            from ..extract.rules import worded
+            zh = any("\u4e00" <= ch <= "\u9fff" for ch in node["title"])
+            said = worded(node["key"], new, zh)
+            node["valueJson"] = merged
+            # Wording the rules gave the new fields alone is redone for the whole value;
+            # words the person chose are kept.
+            if said and said["title"] == node["title"]:
+                node.update(worded(node["key"], merged, zh) or {})
+        return ["; ".join(f"{field}: {before.get(field, '-')} -> {merged[field]}"
+                          if before.get(field) != merged[field] else f"{field}: {merged[field]}"
+                          f" (kept)" for field in merged)]
 
     def _refresh(self, store, old, node, reason, actor, notes) -> dict:
         fresh = {**old, "updatedAt": node["createdAt"],

@@ -18,8 +18,10 @@ class Remember(UseCase):
             raise Rejected("the text to remember is empty", "pass TEXT or pipe it in")
         if text is not None:  # before any extraction work on it
             from ..policy.limits import check_size
+            # A memory is what is worth keeping from a text; the text itself belongs in the log.
             check_size("the text to remember", text, self.config.get("limits.content"),
-                       "limits.content")
+                       "limits.content", instead="remember the part worth keeping, keep the"
+                       " whole text in the message log with 'ekko-mem log'")
         if fields or supersedes:
             if text is not None:
                 fields.setdefault("content", text.strip())
@@ -125,7 +127,9 @@ class Remember(UseCase):
                     continue
                 op = "create"  # nothing to replace: the new statement stands on its own
             results.append(self.nodes.propose_update(op, node, target_id=target, reason=why,
-                                               actor=actor, confirm=confirm, session=session))
+                                                     actor=actor, confirm=confirm,
+                                                     session=session,
+                                                     replace=bool(item.get("replace"))))
         return results
 
     def _open_tasks_named(self, said: str) -> list[dict]:

@@ -25,20 +25,42 @@ class Summaries(UseCase):
         if not messages:
             return {"sessionId": sid, "messageIds": [], "results": [], "queued": None,
                     "reason": "no new messages since the last extraction"}
+        fresh = self._not_yet_remembered(messages)
+        if not fresh:
+            self._advance_mark(sid, messages)
+            return {"sessionId": sid, "messageIds": [m["id"] for m in messages],
+                    "results": [], "queued": None, "ignored": [],
+                    "reason": "every new message is already the source of a memory"}
         command = self._llm_command(llm_cmd)
         if command:
-            outcome = self._llm_extraction(sid, messages, command)
+            outcome = self._llm_extraction(sid, fresh, command)
             if outcome.get("queued"):
                 self._advance_mark(sid, messages)
                 return outcome
             extraction = outcome["extraction"]
         else:
-            extraction = self._rule_extraction(messages)
+            extraction = self._rule_extraction(fresh)
         results = self.apply_extraction(extraction, session=sid)
         self._advance_mark(sid, messages)
         return {"sessionId": sid, "messageIds": [m["id"] for m in messages],
                 "results": results, "queued": None,
                 "ignored": extraction.get("ignored", [])}
+
+    def _not_yet_remembered(self, messages: list[dict]) -> list[dict]:
+        """The messages no memory cites yet. What `remember` stored from a message is that
+        message's memory; extracting it again would make a second, weaker copy of it."""
+        ids = [m["id"] for m in messages]
+        cited: set[str] = set()
+        for _, store in self.stores.existing():
+            forms = ids if store is self.store else [*ids, *self._qualified(ids)]
+            for node in store.erasure.nodes_citing(forms):
+                # A user memory names a workspace message with the workspace id before it.
+                cited.update(ref.rpartition(":")[2] for ref in node["sourceMessageIds"])
+        return [m for m in messages if m["id"] not in cited]
+
+    def _qualified(self, ids: list[str]) -> list[str]:
+        workspace = self.store.store_id()
+        return [f"{workspace}:{mid}" for mid in ids]
 
     def apply_extraction(self, extraction: dict, *, session: str) -> list[dict]:
         return self.remembering.apply_items(extraction.get("nodes", []), actor="extractor",

@@ -1,0 +1,112 @@
+"""Developer memory from chat: the stack (we use Python 3.12 / 我们用 PostgreSQL), the commands
+(the test command is pytest -q) and standing rules (from now on, always run …), each under its
+engineering key, so "what's the test command again?" is an exact lookup, not a guess.
+"""
+from __future__ import annotations
+
+import re
+from functools import cache
+from typing import Any
+
+from .text import Turn, clip, has, rx, without_request
+from .vocab import (
+    CJK,
+    COMMAND_END,
+    COMMANDS,
+    ENGINEERING_WORDS,
+    PROJECT_MARKERS,
+    STACK,
+    STACK_MARKERS,
+    STANDING,
+)
+
+Item = dict[str, Any]
+# Everyday words that are also tool names: only their capitalised spelling names the tool.
+_AMBIGUOUS = {"go", "spring", "express", "click", "bun", "node", "swift", "dart", "oracle",
+              "rust", "react", "java"}
+
+
+def engineering_items(sentence: str, turn: Turn) -> list[Item] | None:
+    items = []
+    command = _command(sentence)
+    if command:
+        key, value = command
+        items.append(_item(_kind(sentence), key, value, sentence, turn))
+    if has(STACK_MARKERS, sentence):
+        found: dict[str, list[str]] = {}
+        for key, value in _stack(sentence):
+            found.setdefault(key, []).append(value)
+        # One value per key: "Python and TypeScript" is one answer to "which language", not
+        # two rivals of which the second would supersede the first.
+        items += [_item("fact", key, ", ".join(values), sentence, turn)
+                  for key, values in found.items()]
+    return items or None
+
+
+def _kind(sentence: str) -> str:
+    """A command said as a rule (from now on, always, 必须) is a constraint; else a fact."""
+    rules = [pattern for kind, _, pattern in PROJECT_MARKERS if kind == "constraint"]
+    return "constraint" if any(has(p, sentence) for p in (STANDING, *rules)) else "fact"
+
+
+def _command(sentence: str) -> tuple[str, str] | None:
+    for key, patterns in COMMANDS:
+        for pattern in patterns:
+            match = rx(pattern).search(sentence)
+            value = _command_text(match.group("x")) if match else ""
+            if value:
+                return key, value
+    return None
+
+
+def _command_text(raw: str) -> str:
+    quoted = rx(r"[`'\"“‘](?P<c>[^`'\"”’]+)[`'\"”’]").search(raw)
+    text = quoted.group("c") if quoted else rx(COMMAND_END).sub("", raw)
+    # A final "." after a space is an argument (ruff check .); after a word it ends the sentence.
+    text = rx(r"(?<=\S)\.$").sub("", rx(r"[\s。！？；;!?，,]+$").sub("", text.strip()))
+    text = text.strip(" `'\"")
+    # A command is code: it starts like one, has no Chinese in it and fits on a line.
+    if not rx(r"^[A-Za-z./~$]").match(text) or has(CJK, text) or len(text) > 80:
+        return ""
+    return text
+
+
+def _stack(sentence: str) -> list[tuple[str, str]]:
+    found = []
+    for match in _stack_rx().finditer(sentence):
+        name = match.group("name")
+        if name.lower() in _AMBIGUOUS and not name[0].isupper():
+            continue
+        version = match.group("version")
+        found.append((STACK[name.lower()], f"{name} {version}" if version else name))
+    return found
+
+
+@cache
+def _stack_rx() -> re.Pattern[str]:
+    names = "|".join(re.escape(name) for name in sorted(STACK, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.#+])(?P<name>{names})(?![\w#+])"
+                      rf"(?:\s*v?(?P<version>\d+(?:\.\d+)*))?", re.IGNORECASE)
+
+
+def _item(kind: str, key: str, value: str, sentence: str, turn: Turn) -> Item:
+    zh = turn.zh
+    domain = "工程" if zh else "engineering"
+    label = ENGINEERING_WORDS[key][0 if zh else 1]
+    folder = {"fact": ("技术栈", "stack"), "constraint": ("约束", "constraints")}[kind]
+    if key.endswith("_command"):
+        folder = ("命令", "commands") if kind == "fact" else folder
+    said = without_request(sentence)
+    if kind == "constraint" or key.endswith("_command"):
+        content = said + ("。" if zh else ".")
+    else:
+        content = f"项目的{label}是 {value}。" if zh else f"The project's {label} is {value}."
+    title = f"{label}：{value}" if zh else f"{label[:1].upper()}{label[1:]}: {value}"
+    node = {"scope": "workspace", "domain": domain, "categoryPath": [domain, folder[0 if zh
+                                                                                  else 1]],
+            "type": kind, "key": key, "valueJson": value, "title": clip(title, 60),
+            "content": content, "confidence": 0.95, "importance": 0.85,
+            "tags": [label], "entities": [value], "sourceMessageIds": [turn.message_id],
+            "explicit": True}
+    why = "a project rule" if kind == "constraint" else "a project fact"
+    return {"operation": "create", "node": node, "reason": f"{why} ({key})"}

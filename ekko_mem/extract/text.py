@@ -1,0 +1,80 @@
+"""What every extraction rule shares: cached patterns, the turn a sentence came from, lists."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from .vocab import (
+    EN_ITEM_LEAD,
+    EN_ITEM_TAIL,
+    FOODS,
+    SAY_PREFIX,
+    TRIM_END,
+    ZH_ITEM_LEAD,
+    ZH_ITEM_TAIL,
+)
+
+
+@cache
+def rx(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def has(pattern: str, text: str) -> bool:
+    return rx(pattern).search(text) is not None
+
+
+def first(patterns: tuple[str, ...], text: str) -> re.Match[str] | None:
+    for pattern in patterns:
+        match = rx(pattern).search(text)
+        if match:
+            return match
+    return None
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class Turn:
+    """What a whole message says about every memory in it: source, language, intent, time."""
+
+    message_id: str
+    zh: bool
+    explicit: bool  # 记住 / 以后 / from now on / always: a lasting rule, fit for user scope
+    remember: bool  # asked outright to remember: the strongest signal there is
+    change: bool  # 以后都不 / no longer: replaces what was true before
+    temporary: bool  # today, tonight, a passing ailment: never beyond this session
+    health: str | None  # the clause naming the ailment, quoted in the memory's content
+    end_of_day: str
+    food: bool = False  # the message is about food, so "keep it under 30 minutes" is cooking
+    replace: bool = False  # 口味完全听我的: the new value replaces the old one whole
+
+
+def split_items(raw: str, zh: bool) -> list[str]:
+    """香菜和葱 -> [香菜, 葱]; "cilantro, onions or garlic please" -> [cilantro, onion, garlic]."""
+    raw = raw.strip(" \t。！？，,.!?；;：:")
+    if zh:
+        parts = rx(r"[、,，/]|以及|还有|和|跟|与|及|或者?").split(raw)
+        return [p for p in (rx(ZH_ITEM_TAIL).sub("", rx(ZH_ITEM_LEAD).sub("", p.strip()))
+                            for p in parts) if p]
+    raw = rx(EN_ITEM_TAIL).sub("", rx(EN_ITEM_LEAD).sub("", raw.lower()))
+    parts = rx(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|nor|&)\s+").split(raw)
+    return [p for p in (singular(rx(EN_ITEM_LEAD).sub("", p.strip(" .!?"))) for p in parts) if p]
+
+
+def singular(word: str) -> str:
+    # Values are matched exactly later, so "onions" and "onion" must be one value.
+    if word in FOODS:
+        return word
+    for suffix in ("es", "s"):  # tomatoes, onions
+        if word.endswith(suffix) and word[: -len(suffix)] in FOODS:
+            return word[: -len(suffix)]
+    return word
+
+
+def without_request(text: str) -> str:
+    """What is to be remembered, without the request around it ("Remember that …", 记住：…)."""
+    return rx(TRIM_END).sub("", rx(SAY_PREFIX).sub("", text.strip())).strip()
