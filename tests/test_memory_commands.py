@@ -32,13 +32,13 @@ def test_remember_exit_codes(cli, ws):
                   "--value", "red", "--title", "x")
     assert bad_key.code == 4 and bad_key.err.startswith("ekko-mem: key 'colour' is not allowed")
     bad_type = cli("remember", "x", "--type", "opinion")
-    assert bad_type.code == 4 and "use one of: preference, fact" in bad_type.err
+    assert bad_type.code == 2 and "use one of: preference, fact" in bad_type.err
     glob = cli("remember", "x", "--scope", "global", "--title", "t", "--json")
     assert glob.code == 4 and glob.jsonl()[0]["accepted"] is False
     secret = cli("remember", "--title", "prod password: hunter2hunter2", "--scope", "workspace")
     assert secret.code == 3 and "hunter2" not in secret.err
     bad_conf = cli("remember", "--title", "x", "--confidence", "3")
-    assert bad_conf.code == 4
+    assert bad_conf.code == 2
     assert all(n["scope"] == "global" for n in cli("query", "--json").json()["exact"])
 
 

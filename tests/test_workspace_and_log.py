@@ -148,12 +148,12 @@ def test_user_home_is_not_mistaken_for_a_workspace(cli, tmp_path):
 
 def test_bad_input_errors_and_exit_codes(cli, ws):
     cases = [
-        (["log", "x", "--role", "robot"], 4, "ekko-mem: unknown role 'robot'; use one of:"),
-        (["log", "x", "--meta", "novalue"], 4, "ekko-mem: metadata 'novalue' is not key=value"),
+        (["log", "x", "--role", "robot"], 2, "ekko-mem: unknown role 'robot'; use one of:"),
+        (["log", "x", "--meta", "novalue"], 2, "ekko-mem: metadata 'novalue' is not key=value"),
         (["log", "x", "--parent", "msg_nope"], 5, "ekko-mem: parent message msg_nope"),
         (["log", "--jsonl", "/no/such/file"], 2, "ekko-mem: cannot read /no/such/file"),
         (["history", "--limit", "zero"], 2, "ekko-mem: Invalid value for '--limit'"),
-        (["history", "--limit", "0"], 4, "ekko-mem: --limit must be at least 1"),
+        (["history", "--limit", "0"], 2, "ekko-mem: --limit must be at least 1"),
         (["frobnicate"], 2, "ekko-mem: No such command 'frobnicate'"),
     ]
     for args, code, start in cases:

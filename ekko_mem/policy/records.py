@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 
 from ..env import format_time, parse_time
-from ..errors import Rejected
+from ..errors import Rejected, UsageError
 from .vocab import ROLES, choose
 
 MESSAGE_FIELDS = {"id", "sessionId", "parentId", "role", "content", "metadata", "createdAt"}
@@ -15,7 +15,7 @@ def parse_meta_pairs(pairs: list[str]) -> dict:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise Rejected(f"metadata {pair!r} is not key=value", "write it like source=git")
+            raise UsageError(f"metadata {pair!r} is not key=value", "write it like source=git")
         meta[key.strip()] = value
     return meta
 
