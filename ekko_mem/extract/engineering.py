@@ -12,6 +12,7 @@ from .text import Turn, clip, has, rx, without_request
 from .vocab import (
     CJK,
     COMMAND_END,
+    COMMAND_TOOLS,
     COMMANDS,
     ENGINEERING_WORDS,
     PROJECT_MARKERS,
@@ -28,10 +29,9 @@ _AMBIGUOUS = {"go", "spring", "express", "click", "bun", "node", "swift", "dart"
 
 def engineering_items(sentence: str, turn: Turn) -> list[Item] | None:
     items = []
-    command = _command(sentence)
-    if command:
-        key, value = command
-        items.append(_item(_kind(sentence), key, value, sentence, turn))
+    kind = _kind(sentence)
+    for key, value in _commands(sentence):
+        items.append(_item(kind, key, value, sentence, turn))
     if has(STACK_MARKERS, sentence):
         found: dict[str, list[str]] = {}
         for key, value in _stack(sentence):
@@ -49,19 +49,40 @@ def _kind(sentence: str) -> str:
     return "constraint" if any(has(p, sentence) for p in (STANDING, *rules)) else "fact"
 
 
-def _command(sentence: str) -> tuple[str, str] | None:
+def _commands(sentence: str) -> list[tuple[str, str]]:
+    """Each clause names at most one command: "tests run with X, builds with Y" names two."""
+    found: dict[str, str] = {}
+    for clause in rx(r"[，,；;]\s*|\s+and\s+(?=(?:the\s+)?\w+\s+(?:builds?|tests?|lints?|"
+                     r"runs?)\b)").split(sentence):
+        command = _command(clause)
+        if command and command[0] not in found:
+            found[command[0]] = command[1]
+    return list(found.items())
+
+
+def _command(clause: str) -> tuple[str, str] | None:
     for key, patterns in COMMANDS:
         for pattern in patterns:
-            match = rx(pattern).search(sentence)
+            match = rx(pattern).search(clause)
             value = _command_text(match.group("x")) if match else ""
             if value:
+                return key, value
+    # A quoted command of a known tool: `golangci-lint run`, `ruff check .`.
+    quoted = rx(r"`(?P<c>[^`]+)`").search(clause)
+    if quoted:
+        value = _command_text(quoted.group(0))
+        for tool, key in sorted(COMMAND_TOOLS.items(), key=lambda kv: -len(kv[0])):
+            if value and (value.lower() == tool or value.lower().startswith(tool + " ")):
                 return key, value
     return None
 
 
 def _command_text(raw: str) -> str:
     quoted = rx(r"[`'\"“‘](?P<c>[^`'\"”’]+)[`'\"”’]").search(raw)
-    text = quoted.group("c") if quoted else rx(COMMAND_END).sub("", raw)
+    if quoted:  # quoted, the command is exactly what is inside (go test ./...)
+        text = quoted.group("c").strip()
+        return text if rx(r"^[A-Za-z./~$]").match(text) and len(text) <= 80 else ""
+    text = rx(COMMAND_END).sub("", raw)
     # A final "." after a space is an argument (ruff check .); after a word it ends the sentence.
     text = rx(r"(?<=\S)\.$").sub("", rx(r"[\s。！？；;!?，,]+$").sub("", text.strip()))
     text = text.strip(" `'\"")
@@ -73,12 +94,17 @@ def _command_text(raw: str) -> str:
 
 def _stack(sentence: str) -> list[tuple[str, str]]:
     found = []
-    for match in _stack_rx().finditer(sentence):
+    # A tool named inside a quoted command (`npm run build`) is the command's, not the stack's.
+    bare = rx(r"`[^`]*`").sub(" ", sentence)
+    for match in _stack_rx().finditer(bare):
         name = match.group("name")
         if name.lower() in _AMBIGUOUS and not name[0].isupper():
             continue
         version = match.group("version")
-        found.append((STACK[name.lower()], f"{name} {version}" if version else name))
+        key = STACK[name.lower()]
+        if any(k == key and v.split()[0].lower() == name.lower() for k, v in found):
+            continue  # Deno 2 … deno: one tool, named twice
+        found.append((key, f"{name} {version}" if version else name))
     return found
 
 

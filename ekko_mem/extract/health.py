@@ -7,7 +7,17 @@ from __future__ import annotations
 from typing import Any
 
 from .text import Turn, clip, first, has, rx, singular, split_items
-from .vocab import ALLERGY_EN, ALLERGY_ZH, COOKING, DIET_DENIED, DIET_PATH, DIETS, DOCTOR, STOP_EN
+from .vocab import (
+    ALLERGEN_TAIL,
+    ALLERGY_EN,
+    ALLERGY_ZH,
+    COOKING,
+    DIET_DENIED,
+    DIET_PATH,
+    DIETS,
+    DOCTOR,
+    STOP_EN,
+)
 
 Item = dict[str, Any]
 # Not allergens: what is left when 我有点过敏 loses its 我 and 过敏.
@@ -29,7 +39,7 @@ def _allergens(sentence: str, zh: bool) -> list[str]:
         return []
     found = []
     for item in split_items(match.group("x"), zh):
-        item = item if zh else singular(item)
+        item = rx(ALLERGEN_TAIL).sub("", item) if zh else _singular(item)
         if zh and rx(_NOT_ALLERGEN).search(item):
             continue
         if not zh and (STOP_EN.intersection(item.split()) or len(item.split()) > 3):
@@ -37,6 +47,17 @@ def _allergens(sentence: str, zh: bool) -> list[str]:
         if item and len(item) <= 20 and item not in found:
             found.append(item)
     return found
+
+
+def _singular(word: str) -> str:
+    """walnuts -> walnut, berries -> berry, tomatoes -> tomato; shellfish stays."""
+    known = singular(word)
+    if known != word or len(word) < 4:
+        return known
+    for plural, one in (("ies", "y"), ("oes", "o"), ("s", "")):
+        if word.endswith(plural) and not word.endswith(("ss", "us", "is")):
+            return word[: -len(plural)] + one
+    return word
 
 
 def _diets(sentence: str, zh: bool) -> list[str]:

@@ -64,6 +64,7 @@ from .vocab import (
     OK_EN,
     PROJECT_MARKERS,
     QUESTION,
+    QUOTED,
     REMEMBER,
     REMEMBER_REQUEST,
     REPLACE_ALL,
@@ -149,6 +150,8 @@ def _skip_reason(sentence: str) -> str | None:
         return "small_talk"
     if _has(HYPOTHETICAL, sentence):
         return "hypothetical"
+    if _has(QUOTED, sentence):
+        return "quoted"
     if _has(QUESTION, sentence) and not _has(REMEMBER_REQUEST, sentence):
         return "question"
     if _has(THIRD_PARTY, sentence):
@@ -166,13 +169,24 @@ def _turn(message_id: str, sentences: list[str], zh: bool, end_of_day: str) -> _
 
 
 def _from_sentence(sentence: str, turn: _Turn, facts: list[Fact]) -> list[Item]:
-    for rule in (_correction, engineering_items, _project, _task, _cooking_time):
+    technical = engineering_items(sentence, turn)
+    if technical:
+        # 必须先跑 `lint`，另外禁止推 main: a rule with no command beside the one that has it.
+        rest = [c for c in _rx(r"[，,；;]").split(sentence) if not engineering_items(c, turn)]
+        return technical + [i for c in rest if (i := _project(c, turn)) is not None]
+    for rule in (_correction, _project, _task):
         found_items = rule(sentence, turn)
         if found_items:
             return found_items if isinstance(found_items, list) else [found_items]
     # 我怀孕了，别推荐生鱼片 says two things; the clause that states the diet says only one.
     health = health_items(sentence, turn) or []
-    clauses = [c for c in _clauses(sentence, turn.zh) if not (health and health_items(c, turn))]
+    timed = _cooking_time(sentence, turn)
+    if timed is not None:
+        health.append(timed)
+    # 控制在半小时以内，多用鸡胸肉: the clause with the limit says only that; the others may
+    # still name food.
+    clauses = [c for c in _clauses(sentence, turn.zh) if not (
+        (health and health_items(c, turn)) or (timed and _cooking_time(c, turn)))]
     found = [f for clause in clauses for f in _food_facts(clause, sentence)]
     facts.extend(found)
     if found or health:

@@ -37,11 +37,14 @@ FLAVOUR_NOUNS = {
 # off day asks for a reduction while it lasts, so it is "low" too.
 FLAVOUR_SPEC = (
     ("oil", "low", ("少油|低油|少放油|不要太油|别太油|不要放太多油|别放太多油|不油腻|清淡|less oil|"
+                   "light on the oil|light on oil|go easy on the oil|low in oil|"
                    "low oil|not too oily|not oily|less oily|less greasy|not too greasy")),
     ("oil", "high", "重油|多油|多放油|油大一点|more oil|extra oil"),
     ("salt", "low", ("少盐|低盐|少放盐|不要太咸|别太咸|清淡|less salt|low salt|low sodium|"
+                    "low in salt|light on the salt|light on salt|go easy on the salt|"
                     "not too salty")),
-    ("sugar", "low", "少糖|低糖|少放糖|不要太甜|别太甜|less sugar|low sugar|not too sweet"),
+    ("sugar", "low", ("少糖|低糖|少放糖|不要太甜|别太甜|less sugar|low sugar|not too sweet|"
+                     "low in sugar|light on the sugar|light on sugar")),
     ("spicy", "low", ("少辣|微辣|不要太辣|别太辣|不太辣|少放辣|不太能吃辣|不太吃辣|少吃辣|怕辣|"
                      "not too spicy|less spicy|mild|nothing spicy|nothing too spicy")),
     ("spicy", "none", ("不辣|不要辣|别放辣|不放辣|不吃辣|不能吃辣|吃不了辣|不爱吃辣|不喜欢辣|"
@@ -64,7 +67,8 @@ REPLACE_ALL = (r"完全|全部|全都|一切|整个|彻底|(?:completely|entire
 # A limit on cooking time: a cooking word, a bound, a duration, in either order.
 COOK_WORDS = (r"做饭|做菜|烹饪|下厨|煮饭|烧菜|晚饭|午饭|早饭|饭菜|"
               r"cook|cooking|meal|meals|recipe|recipes|dinner|lunch")
-TIME_BOUND = (r"别超过|不要超过|不超过|不能超过|控制在|以内|之内|最多|under|within|at most|"
+TIME_BOUND = (r"别超过|不要超过|不超过|不能超过|控制在|以内|之内|(?<=[钟时])内|最多|"
+              r"under|within|at most|"
               r"no more than|less than|max(?:imum)?")
 DURATION = (r"(?P<half>半个?小时|half an hour)|(?P<quarter>一刻钟)|(?P<hour1>an hour|一个?小时)"
             r"|(?P<n>\d+|[一二两三四五六七八九十]+)\s*(?P<unit>分钟|个?小时|minutes?|mins?|hours?|hrs?)")
@@ -127,6 +131,9 @@ SMALL_TALK = (r"^(?:(?:你好|您好|嗨|哈喽|哈啰|谢谢你?|多谢|感谢|
               r"thank you|thx|ty|bye|goodbye|good (?:morning|night|evening|afternoon)|cool|great|"
               r"nice|sure|got it|lol|yes|no|yep|nope|awesome|perfect|sounds good|so much|a lot|"
               r"there|again|you|all)[\s,.!~，。！～啊呀呢吧啦哦嘛]*)+$")
+# Words in quotes after a reporting verb (菜谱上写着“少盐”, the sign says "no nuts").
+QUOTED = (r"(?:写着|写的是|说|说过|说的是|提到|\b(?:says|said|reads|wrote|writes|read)\b)"
+          r"[^“”\"「」]{0,10}[“「\"]")
 HYPOTHETICAL = (r"如果|假如|假设|要是|万一|倘若|^(?:if|suppose|imagine)\b|"
                 r"\b(?:what if|hypothetically|what would happen)\b")
 QUESTION = (r"[?？]\s*$|[吗呢么][。！!\s]*$|什么|怎么|怎样|为什么|为啥|哪些|哪个|哪里|如何|"
@@ -170,20 +177,27 @@ PROJECT_MARKERS = (
                          r"don't use|do not use|always use|should always|should never|only use|"
                          r"is forbidden|not allowed)\b")),
 )
-AVOID_ZH = ((r"(?:别给我推荐|不要给我推荐|别推荐|不要推荐|别给我放|不要给我放|别给我|不要给我|"
+# The object first (葱也别放, 香菜就不要加了), then the verb first.
+AVOID_ZH = (rf"^(?P<x>{CJK}{{1,6}}?)(?:也|就|都|还是)?(?:别|不要|不用|甭)(?:放|加|用)"
+            r"(?:了|啦|吧)?[。！!.]*$",
+            (r"(?:别给我推荐|不要给我推荐|别推荐|不要推荐|别给我放|不要给我放|别给我|不要给我|"
              r"不要放|别放|"
             r"不放|不要加|别加|不加|不太喜欢吃|不太喜欢|不喜欢吃|不喜欢|不想吃|不爱吃|不吃|讨厌吃|讨厌|"
-            r"忌口|不能吃|吃不了|避开|不要)[:：]?\s*(?P<x>.+)"),)
+            r"忌口|不能吃|吃不了|避开|不要)[:：]?\s*(?P<x>.+)"))
 AVOID_EN = ((r"\b(?:don't|do not|never|stop|please don't)\s+(?:ever\s+)?(?:recommend|suggest|"
             r"give me|add|put|include|use|cook with|serve|offer)(?:ing)?\s+(?:me\s+)?(?P<x>.+)"),
             r"\bi\s+(?:don't|do not|can't|cannot|never|won't|no longer)\s+(?:eat|have)\s+(?P<x>.+)",
             r"\bi\s+(?:hate|dislike|detest|can't stand|don't like|do not like)\s+(?P<x>.+)",
             r"\bavoid(?:ing)?\s+(?P<x>.+)",
+            r"\b(?:skip|leave out|hold)\s+(?:the\s+)?(?P<x>.+)",
             r"^(?:no|hold the|without)\s+(?P<x>.+)")
-LIKE_ZH = (r"(?<!不)(?:最喜欢吃|最喜欢|喜欢吃|喜欢|偏好|偏爱|爱吃|最爱)(?P<x>.+)",)
+LIKE_ZH = (r"(?<!不)(?:最喜欢吃|最喜欢|喜欢吃|喜欢|偏好|偏爱|爱吃|最爱|想吃|想做个?|"
+           r"多放点?|多加点?|多用点?)(?P<x>.+)",)
 LIKE_EN = (r"\bi\s+(?:really\s+|also\s+|do\s+)?(?:like|love|prefer|enjoy|adore)\s+(?P<x>.+)",
            r"\b(?:i'm|i am)\s+(?:a\s+)?(?:big\s+|huge\s+)?fan\s+of\s+(?P<x>.+)",
-           r"\bmy\s+favou?rite\s+(?:food|ingredient|dish|cuisine)\s+is\s+(?P<x>.+)")
+           r"\bmy\s+favou?rite\s+(?:food|ingredient|dish|cuisine)\s+is\s+(?P<x>.+)",
+           r"\b(?:i\s+)?feel(?:ing)?\s+like\s+(?P<x>.+)",
+           r"\b(?:lots of|plenty of|throw in|more)\s+(?P<x>.+)")
 LITTLE = r"(?:一点点?|一些|少量|少许)"
 LIMIT_ZH = (rf"(?P<x>{CJK}{{1,8}}?)(?:现在|其实|也|还是)*(?:可以|能|可)(?:接受|吃|放)?{LITTLE}",
             rf"(?:可以|能)(?:接受|吃|放){LITTLE}(?P<x>{CJK}{{1,8}})")
@@ -226,10 +240,11 @@ TRIM_END = r"[\s。！？；;!?.，,]+$"
 
 # --- health and diet: what the body cannot take, never a mere dislike ----------------------
 DIET_PATH = (COOKING, "做饭", "饮食限制")
+ALLERGEN_TAIL = r"(?:也|都|还|又|有点|特别|严重|比较)+$"
 # A first-person allergy; the allergens follow or precede 过敏 / "allergic".
-ALLERGY_ZH = (r"(?:^|我)(?:一直|从小|严重)?对(?P<x>.+?)(?<!不)过敏",
+ALLERGY_ZH = (r"(?:^|我|[，,、；;]|也|还)(?:一直|从小|严重)?对(?P<x>[^，,。；;]+?)(?<!不)过敏",
               r"我(?:有)?(?P<x>[\u4e00-\u9fff、和]{1,12}?)(?<!不)过敏")
-ALLERGY_EN = (r"\b(?:i'm|i am|i've been|i have been)\s+(?:\w+\s+)?allergic\s+to\s+(?P<x>.+)",
+ALLERGY_EN = (r"\bi(?:'m| am|'ve been| have been)?\b[^.;?!]{0,40}?\ballergic\s+to\s+(?P<x>.+)",
               r"\bi\s+(?:have|got)\s+(?:an?\s+)?(?:\w+\s+)?(?P<x>[a-z][a-z -]{0,30}?)\s+"
               r"allerg(?:y|ies)\b",
               r"\bmy\s+(?P<x>[a-z][a-z -]{0,30}?)\s+allerg(?:y|ies)\b")
@@ -243,7 +258,8 @@ DIETS = (
                           r"不吃肉|不吃荤)|\b(?:i'm|i am|i eat|i went|i've gone)\s+(?:a\s+)?"
                           r"(?:strict\s+)?vegetarian\b|\bi\s+(?:don't|do not|never)\s+eat\s+"
                           r"(?:any\s+)?meat\b"),
-    ("清真", "halal", r"我(?:只)?吃清真|我是穆斯林|\bi\s+(?:only\s+)?eat\s+halal\b|"
+    ("清真", "halal", r"我(?:只)?吃清真|我是穆斯林|"
+                    r"\bi\s+(?:only\s+|strictly\s+)?(?:eat|keep)\s+halal\b|"
                     r"\b(?:i'm|i am)\s+muslim\b|\bhalal\s+only\b"),
     ("犹太洁食", "kosher", r"犹太洁食|\bi\s+(?:only\s+)?(?:eat|keep)\s+kosher\b"),
     ("乳糖不耐受", "lactose intolerance", r"乳糖不耐|\blactose[ -]intoleran(?:t|ce)\b"),
@@ -301,13 +317,18 @@ STACK = {
 # "we use / 我们用 …": the sentence states the stack.
 STACK_MARKERS = (r"我们(?:项目)?(?:一直|现在|目前)?(?:用|使用|采用|用的是|基于)|"
                  r"项目(?:用|使用|基于|采用)|"
-                 r"技术栈|\bwe(?:'re| are)?\s+(?:use|using|run|running|on|built on|build on|"
+                 r"技术栈|前端|后端|数据库|框架|运行时|包管理|依赖|脚本|服务端|客户端|"
+                 r"\b(?:backend|frontend|database|db|stack|dashboard|server|service|api|app|"
+                 r"deps|dependencies|packages|runtime|workers?|tooling|admin tool)\b|"
+                 r"\bwe(?:'re| are)?\s+(?:use|using|run|running|on|built on|build on|"
                  r"build with|write|code|develop)\b|\b(?:our|the)\s+(?:stack|project|app|"
                  r"service|backend|frontend|codebase|repo)\s+(?:uses|is|runs on|is built "
                  r"(?:on|with)|is written in)\b|\bwritten in\b|\bbuilt (?:with|on)\b")
 # (key, patterns whose group x is the command). The command is code: Latin letters first.
 COMMANDS = (
     ("test_command", (r"(?:测试|单测|跑测试)(?:的)?命令(?:是|为|用|：|:)\s*(?P<x>.+)",
+                      r"(?:跑|运行|执行)?(?:单元)?测试(?:用|使用|是|跑)\s*(?P<x>[`A-Za-z.].*)",
+                      r"\btests?\s+(?:run|runs|are run|is run)\s+(?:with|using|via)\s+(?P<x>.+)",
                       r"(?:用|使用)\s*(?P<x>[`A-Za-z.][^，。；]*?)\s*(?:来)?(?:跑|运行|执行|做)(?:单元)?测试",
                       r"\b(?:the\s+)?test(?:s)?\s+command\s+is\s+(?P<x>.+)",
                       r"\b(?:run|runs|running)\s+(?:the\s+|all\s+)?(?:unit\s+)?tests\s+"
@@ -315,11 +336,14 @@ COMMANDS = (
                       r"\btest\s+with\s+(?P<x>.+)",
                       r"\buse\s+(?P<x>.+?)\s+to\s+run\s+(?:the\s+|all\s+)?tests\b")),
     ("build_command", (r"(?:构建|编译|打包)(?:的)?命令(?:是|为|用|：|:)\s*(?P<x>.+)",
+                       r"(?:构建|编译|打包)(?:用|使用|是)\s*(?P<x>[`A-Za-z.].*)",
+                       r"\bbuilds?\s+(?:with|using|via)\s+(?P<x>.+)",
                        r"(?:用|使用)\s*(?P<x>[`A-Za-z.][^，。；]*?)\s*(?:来)?(?:构建|编译|打包)",
                        r"\b(?:the\s+)?build\s+command\s+is\s+(?P<x>.+)",
                        r"\bbuild\s+(?:it\s+|the project\s+)?(?:with|using|via)\s+(?P<x>.+)",
                        r"\buse\s+(?P<x>.+?)\s+to\s+build\b")),
     ("lint_command", (r"(?:代码检查|lint|格式检查)(?:的)?命令(?:是|为|用|：|:)\s*(?P<x>.+)",
+                      r"(?:代码检查|lint|格式检查)\s*(?:用|使用|是)\s*(?P<x>[`A-Za-z.].*)",
                       r"(?:用|使用)\s*(?P<x>[`A-Za-z.][^，。；]*?)\s*(?:来)?(?:做)?(?:代码检查|lint)",
                       r"\b(?:the\s+)?lint(?:ing)?\s+command\s+is\s+(?P<x>.+)",
                       r"\blint\s+(?:it\s+|the code\s+)?(?:with|using|via)\s+(?P<x>.+)",
@@ -338,3 +362,18 @@ ENGINEERING_WORDS = {
     "runtime": ("运行时", "runtime"), "ci": ("持续集成", "CI"),
     "test_command": ("测试命令", "test command"), "build_command": ("构建命令", "build command"),
     "lint_command": ("代码检查命令", "lint command")}
+
+# Tools whose command says what it is for, when no test/build/lint word does (`ruff check .`).
+COMMAND_TOOLS = {
+    **dict.fromkeys(("pytest", "jest", "vitest", "mocha", "rspec", "phpunit", "tox", "nox",
+                     "go test", "cargo test", "npm test", "pnpm test", "yarn test",
+                     "bun test", "deno test", "mvn test", "gradle test", "ctest"),
+                    "test_command"),
+    **dict.fromkeys(("make", "cmake", "go build", "cargo build", "npm run build",
+                     "pnpm build", "pnpm run build", "yarn build", "bazel build",
+                     "mvn package", "gradle build", "docker build", "python -m build"),
+                    "build_command"),
+    **dict.fromkeys(("ruff", "flake8", "pylint", "eslint", "golangci-lint", "cargo clippy",
+                     "clippy", "deno lint", "rubocop", "stylelint", "shellcheck", "mypy",
+                     "biome"), "lint_command"),
+}

@@ -39,7 +39,7 @@ def score(cases: list[tuple[str, list[tuple]]]) -> dict:
                 fp[memory[2]] += 1
         for memory in left:
             fn[memory[2]] += 1
-        if got != [tuple(e) for e in expected]:
+        if sorted(map(repr, got)) != sorted(repr(tuple(e)) for e in expected):
             misses.append((text, got, expected))
     types = {}
     for kind in sorted(set(tp) | set(fp) | set(fn)):
