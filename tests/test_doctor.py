@@ -316,3 +316,33 @@ def test_a_foreign_folder_is_reported_and_never_repaired(cli, ws):
         os.chown(folder, 0, 0)
         folder.chmod(0o700)
     assert cli("doctor").code == 0
+
+
+def test_user_memory_citing_workspace_messages_by_plain_id_is_repaired(cli, ws, tmp_path):
+    """User memory written before its sources named their workspace: each workspace that
+    can find the message names it, so every other workspace then sees it as external."""
+    msg = cli("log", "I prefer tabs").out.strip()
+    node = cli("remember", "--scope", "user", "--source", msg, "--title", "prefers tabs",
+               "--json").json()["nodeId"]
+    user_db = sqlite3.connect(tmp_path / "home" / "memory.db")
+    user_db.execute("update memory_nodes set source_message_ids_json = ? where id = ?",
+                    (json.dumps([msg]), node))
+    user_db.commit()
+    user_db.close()
+    other = tmp_path / "other"
+    other.mkdir()
+    assert cli("init", cwd=other).code == 0
+    found = cli("doctor", "--json", cwd=other)
+    assert found.code == 1 and found.json()["repairable"] is True
+    line = _checks(found)[("user", "source workspaces")]
+    assert not line["ok"] and node in line["detail"]
+    assert _checks(found)[("user", "source messages")]["ok"]
+    repaired = cli("doctor", "--repair", "--json", cwd=other)
+    assert repaired.code == 0, repaired.out
+    assert _checks(repaired)[("user", "source workspaces")]["fixed"]
+    ws_id = json.loads(cli("show", node, "--json").out)["node"]["sourceMessageIds"][0]
+    assert ws_id.endswith(f":{msg}") and ws_id.startswith("ws_")
+    again = cli("doctor", "--json", cwd=other)
+    assert again.code == 0 and ("user", "external sources") in _checks(again)
+    assert ("user", "external sources") not in _checks(cli("doctor", "--json"))
+    assert cli("audit", "--node", node).out.count("doctor: sources named") == 1

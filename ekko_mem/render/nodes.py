@@ -37,6 +37,9 @@ def print_show(record: dict, *, no_color: bool = False) -> None:
             human.lines(["", "source messages:"] + [
                 f"  {m['id']} {m['createdAt']} [{m['role']}] {human.short(m['content'], 70)}"
                 for m in record["sources"]])
+        if record.get("externalSources"):
+            human.lines(["", "source messages logged elsewhere:"] + [
+                f"  {ref['ref']} ({_where(ref)})" for ref in record["externalSources"]])
         if record["events"]:
             human.lines(["", "audit:"] + [
                 f"  {e['createdAt']} {e['id']} {e['eventType']:9} {e['actor']:9} {e['reason']}"
@@ -49,6 +52,14 @@ def print_show(record: dict, *, no_color: bool = False) -> None:
             f"  {n['id']} {n['status']:10} {memory_text(n)}" for n in record["nodes"]])
     if kind == "summary" and record["parents"]:
         human.lines(["", "earlier summaries: " + " <- ".join(record["parents"])])
+
+
+def _where(ref: dict) -> str:
+    if ref.get("root"):
+        return f"in the workspace at {ref['root']}"
+    if ref.get("workspaceId"):
+        return "in a workspace whose folder is not known here"
+    return "not in this workspace's log or the user db's"
 
 
 def _plain(value) -> str:

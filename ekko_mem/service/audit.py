@@ -11,10 +11,12 @@ class AuditLog(UseCase):
         """Add one event to `store` (inside the caller's transaction); returns its id."""
         event_id = new_id("event")
         if node.get("scope") == "user" and node.get("sourceMessageIds"):
-            # Where a later purge of its sources must look; written with the node, so a
-            # refused write leaves no trace of it.
-            store.erasure.note_workspace(self.store.store_id(), self.stores.root,
-                                         self.env.now_iso())
+            # Where a later purge of its sources must look (none outside any workspace);
+            # written with the node, so a refused write leaves no trace of it.
+            workspace = self.stores.workspace_or_none()
+            if workspace is not None:
+                store.erasure.note_workspace(workspace.store_id(), self.stores.root,
+                                             self.env.now_iso())
         payload = {"before": before, "after": after}
         if notes:
             payload["notes"] = notes

@@ -20,7 +20,8 @@ RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 
            " import' a recent 'ekko-mem export' file")
 READ_ONLY = "the db is damaged and doctor only reads a damaged db"
 # The checks whose faults --repair can fix.
-REPAIRABLE = {"permissions", "full-text index", "expiry", "schema", "wal file", "shm file"}
+REPAIRABLE = {"permissions", "full-text index", "expiry", "schema", "wal file", "shm file",
+              "source workspaces"}
 DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "corrupt")
 
 
@@ -96,7 +97,7 @@ class _Db:
 
 
 class Doctor(UseCase):
-    needs = ("nodes",)
+    needs = ("nodes", "audit_log")
 
     def doctor(self, *, repair: bool = False, scan: str | None = None) -> dict:
         """Check (and with repair, fix) each db; with `scan`, also prove that text is gone."""
@@ -381,18 +382,109 @@ class Doctor(UseCase):
             "the summaries stay as written; see them with 'ekko-mem show ID'"))]
 
     def _check_sources(self, db: _Db) -> list[dict]:
+        """Every cited message is in its log or was purged on request. A user memory's
+        reference into another workspace is external: that log is checked from there."""
+        from ..store.refs import split_ref
         workspace = db.store if db.name == "workspace" else db.workspace
         if workspace is None:
             return []  # no workspace log to look the sources up in
-        purged = workspace.health.purged_message_ids()
-        missing = db.store.health.missing_sources(
-            lambda ids: (set(ids) & purged) | workspace.messages.message_ids_exist(ids))
+        here = workspace.meta("store_id")
+        rows = [(node, ref, *split_ref(ref)) for node, ref in db.store.health.source_citations()]
+        own = _found_in(db.store, [m for _, _, w, m in rows if w is None]) \
+            if db.name == "user" else set()
+        logged = _found_in(workspace, [m for _, _, w, m in rows
+                                       if w == here or (w is None and m not in own)])
+        missing, unnamed, external = set(), {}, {}
+        for node, ref, where, mid in rows:
+            if where not in (None, here):
+                external.setdefault(where, set()).add(node)
+            elif where is None and db.name == "user":
+                if mid in own or (mid in logged and here is None):
+                    continue
+                unnamed.setdefault(node, {})[ref] = here if mid in logged else None
+            elif mid not in logged:
+                missing.add(node)
+        if unnamed:
+            self._place_unnamed(db, unnamed, here)
+            missing |= {n for n, refs in unnamed.items() if None in refs.values()}
+        return [*self._sources_lines(db, missing), *self._unnamed_lines(db, unnamed),
+                *_external_lines(db.name, external)]
+
+    def _sources_lines(self, db: _Db, missing: set) -> list[dict]:
         if not missing:
             return [_check(db.name, "source messages", True,
                            "every cited message is in the log or was purged on request")]
         return [_check(db.name, "source messages", False, db.todo(
-            f"{len(missing)} nodes cite messages that are gone: {', '.join(missing[:5])}",
+            f"{len(missing)} nodes cite messages that are gone: {', '.join(sorted(missing)[:5])}",
             "the nodes stay as they are; see them with 'ekko-mem show ID'"))]
+
+    # -- user memory written before its references named their workspace ---------------------
+    def _place_unnamed(self, db: _Db, unnamed: dict, here: str | None) -> None:
+        """Look up, in the other workspaces user memory was written from (only read), the
+        plain ids not in this log; each found one is given its workspace's id."""
+        wanted = {ref for refs in unnamed.values() for ref, where in refs.items()
+                  if where is None}
+        try:
+            known = db.store.erasure.known_workspaces() if wanted else []
+        except EkkoError:  # an older schema without the table: the schema line says so
+            known = []
+        for workspace_id, root in known:
+            if not wanted or workspace_id == here:
+                continue
+            try:
+                other = self.stores.open_workspace(root, read_only=True)
+            except EkkoError:
+                continue  # not there any more, or not safe to open: the refs stay missing
+            try:
+                found = _found_in(other, sorted(wanted))
+            finally:
+                other.close()
+            for refs in unnamed.values():
+                refs.update({ref: workspace_id for ref in refs if ref in found})
+            wanted -= found
+
+    def _unnamed_lines(self, db: _Db, unnamed: dict) -> list[dict]:
+        placed = {n: {r: w for r, w in refs.items() if w} for n, refs in unnamed.items()}
+        placed = {n: refs for n, refs in placed.items() if refs}
+        if not placed:
+            return []
+        problem = (f"{len(placed)} user memories name workspace messages without their"
+                   f" workspace, so other workspaces cannot tell where they are:"
+                   f" {', '.join(sorted(placed)[:5])}")
+        return [self._repairable(db, "source workspaces", problem,
+                                 lambda: self._name_workspaces(db.store, placed))]
+
+    def _name_workspaces(self, store, placed: dict) -> str:
+        from ..store.refs import source_ref
+        with store.db.atomic():
+            for node_id, refs in placed.items():
+                old = store.nodes.get_node(node_id)
+                new = {**old, "sourceMessageIds": [
+                    source_ref(refs[r], r) if r in refs else r for r in old["sourceMessageIds"]]}
+                store.nodes.replace_node(new)
+                self.audit_log.record(store, "update", new, "system",
+                                      "doctor: sources named with their workspace",
+                                      before=old, after=new)
+        return f"named the workspace of {len(placed)} nodes' sources"
+
+
+def _found_in(store, ids) -> set[str]:
+    """Which of these message ids are in `store`'s log, or were purged from it on request."""
+    ids = sorted(set(ids))
+    found = set(ids) & store.health.purged_message_ids() if ids else set()
+    for start in range(0, len(ids), 500):
+        found |= store.messages.message_ids_exist(ids[start:start + 500])
+    return found
+
+
+def _external_lines(name: str, external: dict) -> list[dict]:
+    if not external:
+        return []
+    nodes = set().union(*external.values())
+    places = ", ".join(f"{w} ({len(n)})" for w, n in sorted(external.items()))
+    return [_check(name, "external sources", True,
+                   f"{len(nodes)} nodes cite messages logged in other workspaces: {places};"
+                   " each is checked from its own workspace")]
 
 
 def _usable_workspace(first: _Db):

@@ -11,7 +11,7 @@ from ..policy.schema import Schema
 from ..policy.vocab import SCOPES, STATUSES, TYPES, choose
 from .stores import UseCase
 
-TITLE_MAX = 80
+TITLE_MAX = 120  # characters of a title cut from the content, "…" included
 
 
 def _clean_list(values, field: str) -> list[str]:
@@ -124,8 +124,7 @@ class Drafts(UseCase):
         check_size("the tags, entities and value together", "".join(map(str, extra)),
                    self.config.get("limits.content"), "limits.content")
         if not title:
-            flat = " ".join(content.split())
-            title = flat if len(flat) <= TITLE_MAX else flat[: TITLE_MAX - 1] + "…"
+            title = title_from(content)
         now = self.env.now_iso()
         node = {
             "id": new_id("node"), "scope": scope, "domain": domain, "categoryPath": path,
@@ -238,12 +237,42 @@ class Drafts(UseCase):
             node["workspaceId"] = self.store.store_id()
         if node["scope"] == "session" and not node.get("sessionId"):
             node["sessionId"] = self.session()
-        ids = node["sourceMessageIds"]
-        if ids:
-            missing = set(ids) - self.store.messages.message_ids_exist(ids)
-            if missing:
-                raise Rejected(f"source message {sorted(missing)[0]} does not exist",
+        if node["sourceMessageIds"]:
+            node["sourceMessageIds"] = self._bind_sources(node["scope"],
+                                                          node["sourceMessageIds"])
+
+    def _bind_sources(self, scope: str, refs: list[str]) -> list[str]:
+        """Each cited message named as the node's db will find it again (store/refs.py): a
+        user memory names a workspace message with the workspace's id, so that every other
+        workspace knows it is elsewhere. Another workspace's log cannot be read from here:
+        a reference into it stands only when a user memory already cites it (a supersede
+        or an edit carries it over), never on an agent's word."""
+        from ..store.refs import source_ref, split_ref
+        user = scope == "user"
+        workspace = self.stores.workspace_or_none() if user else self.store
+        here = workspace.store_id() if workspace is not None else None
+        parts = [(ref, *split_ref(ref)) for ref in refs]
+        logged = workspace.messages.message_ids_exist(
+            [mid for _, where, mid in parts if where in (None, here)]) if workspace else set()
+        rest = [(ref, where, mid) for ref, where, mid in parts
+                if where not in (None, here) or mid not in logged]
+        owner = self.stores.user_store() if user and rest else None
+        own = owner.messages.message_ids_exist(
+            [mid for _, where, mid in rest if where is None]) if owner else set()
+        carried = owner.nodes.cited_sources([ref for ref, _, _ in rest]) if owner else set()
+        bound = []
+        for ref, where, mid in parts:
+            if where in (None, here) and mid in logged:
+                bound.append(source_ref(here, mid) if user else mid)
+            elif (where is None and mid in own) or ref in carried:
+                bound.append(ref)
+            elif where not in (None, here):
+                raise Rejected(f"source message {ref} is in another workspace's log",
+                               "cite it from that workspace, or leave that source out")
+            else:
+                raise Rejected(f"source message {ref} does not exist",
                                "log the message first, or leave that source out")
+        return list(dict.fromkeys(bound))
 
     def _normalise_time(self, text) -> str:
         from ..policy.timeexpr import parse_when
@@ -269,6 +298,21 @@ class Drafts(UseCase):
         """A scope, type or status in its canonical spelling (None stays None)."""
         table = {"scope": SCOPES, "type": TYPES, "status": STATUSES}[kind]
         return None if value is None else choose(kind, value, table)
+
+
+def title_from(content: str) -> str:
+    """The content on one line, cut to TITLE_MAX characters where a reader expects a break:
+    after a whole word in spaced text (half a word reads as a typo), after any character
+    in CJK text, which has no spaces to break at."""
+    flat = " ".join(content.split())
+    if len(flat) <= TITLE_MAX:
+        return flat
+    head = flat[:TITLE_MAX - 1]
+    if flat[TITLE_MAX - 1] != " " and not _has_cjk(head[-1]):
+        breaks = [i for i, ch in enumerate(head) if ch == " " or _has_cjk(ch)]
+        if breaks and breaks[-1] >= TITLE_MAX // 2:  # else one long word: cut it
+            head = head[:breaks[-1] + (head[breaks[-1]] != " ")]
+    return head.rstrip(" ,;:、，；：") + "…"
 
 
 def _has_cjk(text: str) -> bool:

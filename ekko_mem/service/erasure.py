@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 
 from ..errors import StoreUnavailable
-from ..trust import db_files
+from ..store.refs import citing_forms, split_ref
 from .stores import UseCase
 
 # Copies are found by id first (versions, summary ranges, context runs' used ids, audit
@@ -22,10 +22,26 @@ MIN_BYTES = 16
 SWEEP = "*citing"
 
 
+def _citing(message_ids, store) -> list[str]:
+    """How nodes cite these messages of `store`'s log: plain, or named with its id."""
+    return [form for mid in message_ids for form in citing_forms(mid, store.meta("store_id"))]
+
+
+def _still_in(workspace_id: str | None, unreachable: dict) -> str:
+    """Why a source not yet purged may still be on disk, or '' if it is in no db at all."""
+    if workspace_id is None:  # plain: in any workspace that could not be opened
+        return "maybe still in " + "; ".join(unreachable.values()) if unreachable else ""
+    if workspace_id in unreachable:
+        return f"still in {unreachable[workspace_id]}"
+    return (f"still in workspace {workspace_id}, whose folder this user memory does not"
+            " know")
+
+
 def new_report() -> dict:
-    # "_texts" and "_stores" stay inside the service: what verifying scans for, and where.
+    # "_texts" and "_stores" stay inside the service: what verifying scans for, and where;
+    # "_cited": every spelling a node may cite the purged messages by (store/refs.py).
     return {"deletedIds": [], "purgedMessageIds": [], "summariesDropped": [], "pending": [],
-            "notCheckpointed": [], "_texts": [], "_stores": []}
+            "notCheckpointed": [], "_texts": [], "_stores": [], "_cited": []}
 
 
 def node_texts(node: dict) -> list[str]:
@@ -117,6 +133,7 @@ class Erasure(UseCase):
         store.erasure.forget_extraction_of(message_ids)
         removed = store.messages.delete_messages(message_ids)
         report["purgedMessageIds"] += message_ids
+        report["_cited"] += _citing(message_ids, store)
         # Memories in the user db taken from these messages go next, in its own transaction;
         # recorded here first, so that a rerun can finish if that one never happens.
         store.erasure.add_pending_purge(SWEEP, message_ids, self.env.now_iso())
@@ -147,25 +164,25 @@ class Erasure(UseCase):
         """Memories taken from purged messages hold their text too: in this workspace they go
         with the messages, in the user db here. Earlier runs' unfinished sweeps are done too,
         so a rerun finishes a run that stopped between the two dbs."""
-        purged = set(report["purgedMessageIds"])
-        try:
-            workspace = self.store
-        except StoreUnavailable:
-            workspace = None
-        if workspace is not None:
-            purged |= set(workspace.erasure.pending_purges([SWEEP]).get(SWEEP, []))
-        if not purged:
+        stores = self.stores.existing()
+        cited = set(report["_cited"])
+        swept = set(report["purgedMessageIds"])
+        for _, store in stores:
+            left = store.erasure.pending_purges([SWEEP]).get(SWEEP, [])
+            cited.update(_citing(left, store))
+            swept.update(left)
+        if not cited:
             return
-        for _, store in self.stores.existing():
-            citing = store.erasure.nodes_citing(sorted(purged))
+        for _, store in stores:
+            citing = store.erasure.nodes_citing(sorted(cited))
             if not citing:
                 continue
             with store.db.atomic():
                 self._erase_nodes(store, citing, reason, actor, False, report)
                 store.nodes.optimize_fts()
             self.checkpoint(store, report)
-        if workspace is not None:
-            workspace.erasure.clear_pending_purges(sorted(purged), node_id=SWEEP)
+        for _, store in stores:
+            store.erasure.clear_pending_purges(sorted(swept), node_id=SWEEP)
 
     # -- the other db ----------------------------------------------------------------------
     def finish_pending(self, stores_and_ids, reason, actor, report) -> None:
@@ -184,56 +201,52 @@ class Erasure(UseCase):
                                   for m, why in left.items()]
 
     def _purge_where_found(self, wanted, reason, actor, report) -> dict[str, str]:
-        """{message id: why it is still somewhere} after purging what could be reached."""
-        places = self._message_dbs()
+        """{source reference: why it is still somewhere} after purging what could be
+        reached. A reference naming its workspace is looked for there only; a plain one (a
+        user memory written before references named it) in every workspace known."""
         left = set(wanted)
-        unreachable: list[str] = []
-        for root, opener in places:
-            if not left:
-                break
+        unreachable: dict[str | None, str] = {}
+        for workspace_id, root, opener in self._message_dbs():
+            mine = {ref: mid for ref in left for where, mid in [split_ref(ref)]
+                    if where in (None, workspace_id)}
+            if not mine:
+                continue
             try:
                 store, owned = opener()
             except StoreUnavailable as exc:
-                unreachable.append(f"{root} ({exc.message})")
+                unreachable[workspace_id] = f"{root} ({exc.message})"
                 continue
             try:
                 with store.db.atomic():
-                    here = sorted(store.messages.message_ids_exist(sorted(left)))
+                    here = sorted(store.messages.message_ids_exist(sorted(set(mine.values()))))
                     if here:
                         self._purge_in(store, here, [], reason, actor, report)
                         store.nodes.optimize_fts()
-                    left -= set(here) | (store.health.purged_message_ids() & left)
+                    gone = set(here) | store.health.purged_message_ids()
+                    # Its own workspace's log was read: purged now, before, or never there.
+                    left -= {ref for ref, mid in mine.items()
+                             if mid in gone or split_ref(ref)[0] == workspace_id}
                 self.checkpoint(store, report)
             finally:
                 if owned:
                     store.close()
-        if not left or not unreachable:
-            return {}  # purged, or in no db we know of: nothing left to claim or to purge
-        why = "maybe still in " + "; ".join(unreachable)
-        return {m: why for m in sorted(left)}
+        return {ref: why for ref in sorted(left)
+                if (why := _still_in(split_ref(ref)[0], unreachable))}
 
     def _message_dbs(self):
-        """(root, opener) for this workspace, then every workspace recorded by the user db."""
+        """(workspace id, root, opener) for this workspace, then every workspace recorded by
+        the user db."""
         places = []
-        current_root = None
-        try:
-            current_root = self.stores.root
-            places.append((current_root, lambda: (self.store, False)))
-        except StoreUnavailable:
-            pass
-        user = self.stores.user_store()
-        for _, root in (user.erasure.known_workspaces() if user is not None else []):
-            if root != current_root:
-                places.append((root, lambda root=root: (self._open_other(root), True)))
+        current_root = current_id = None
+        workspace = self.stores.workspace_or_none()
+        if workspace is not None:
+            current_root, current_id = self.stores.root, workspace.store_id()
+            places.append((current_id, current_root, lambda: (workspace, False)))
+        for workspace_id, root in self.stores.known_workspaces().items():
+            if root != current_root and workspace_id != current_id:
+                places.append((workspace_id, root,
+                               lambda root=root: (self.stores.open_workspace(root), True)))
         return places
-
-    def _open_other(self, root: str):
-        from ..env import DB_NAME, DIR_NAME
-        path = os.path.join(root, DIR_NAME, DB_NAME)
-        if not os.path.exists(path):
-            raise StoreUnavailable("its memory db is gone", "")
-        self.stores.trusted(*db_files(path))
-        return self.stores.open_db(path)
 
     def checkpoint(self, store, report) -> None:
         report["_stores"].append(store)

@@ -64,6 +64,9 @@ class Forget(UseCase):
                 f[field] = selector[name]
         if f.get("key"):
             f["key"] = self.drafts.schema_key(f["key"])
+        if f.get("sourceMessageId"):  # user memory names this workspace's messages in full
+            from ..store.refs import citing_forms
+            f["sourceMessageId"] = citing_forms(f["sourceMessageId"], self.stores.workspace_id())
         if isinstance(f.get("categoryPrefix"), str):
             f["categoryPrefix"] = [p for p in f["categoryPrefix"].split("/") if p]
         if selector.get("type"):
@@ -143,8 +146,8 @@ class Forget(UseCase):
                                   "forget those records too, then run the command again")
                 outcome.update(code=int(error.code), reason=error.message, hint=error.hint)
                 outcome.error = error
-        outcome.pop("_texts", None)
-        outcome.pop("_stores", None)
+        for private in [k for k in outcome if k.startswith("_")]:  # the service's own notes
+            del outcome[private]
         return outcome
 
     def forget_messages(self, message_ids: list[str], *, mode: str = "hard",

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..errors import NotFound, Rejected, Step
 from ..ids import kind_of
+from ..store.refs import citing_forms, split_ref
 from .stores import UseCase
 
 
@@ -95,7 +96,7 @@ class Inspect(UseCase):
 
     def show(self, identifier: str) -> dict:
         """A record with its chain, sources and audit trail, found by id or unique prefix."""
-        full = self._resolve_any(identifier)
+        full = self._resolve_any(self._local_message(identifier))
         kind = kind_of(full)
         if kind == "node":
             node = self.queries.find_node(full)
@@ -104,14 +105,18 @@ class Inspect(UseCase):
             events = [e for n in chain for e in store.nodes.list_events(node_id=n["id"], limit=200)
                       ] if store else []
             events.sort(key=lambda e: (e["createdAt"], e["id"]))
-            return {"kind": "node", "node": node, "chain": chain,
-                    "sources": self.store.messages.get_messages(node.get("sourceMessageIds", []))
-                    if node.get("sourceMessageIds") else [], "events": events}
+            sources, external = self._sources(node)
+            shown = {"kind": "node", "node": node, "chain": chain, "sources": sources,
+                     "events": events}
+            if external:  # cited, but logged where this command cannot read
+                shown["externalSources"] = external
+            return shown
         if kind == "message":
             msg = self.store.messages.get_message(full)
+            forms = citing_forms(full, self.stores.workspace_id())
             cited = [n for _, store in self.stores.existing() for n in store.nodes.find_nodes(
-                {"sourceMessageId": full, "statuses": ["active", "superseded", "expired",
-                                                       "deleted"]}, limit=100)]
+                {"sourceMessageId": forms, "statuses": ["active", "superseded", "expired",
+                                                        "deleted"]}, limit=100)]
             return {"kind": "message", "message": msg, "nodes": cited}
         if kind == "summary":
             summary = self.store.summaries.get_summary(full)
@@ -126,6 +131,39 @@ class Inspect(UseCase):
             return {"kind": "summary", "summary": summary, "parents": chain}
         event, _ = self._find_event(full)
         return {"kind": "event", "event": event}
+
+    def _sources(self, node: dict) -> tuple[list[dict], list[dict]]:
+        """The cited messages readable from here (the user db's own log, this workspace's),
+        and the others: logged in another workspace, named with where it was, if known."""
+        refs = node.get("sourceMessageIds") or []
+        if not refs:
+            return [], []
+        logs = [self.stores.workspace_or_none()]
+        if node["scope"] == "user":
+            logs.insert(0, self.stores.user_store())
+        found: dict[str, dict] = {}
+        for log in filter(None, logs):
+            for message in log.messages.get_messages(refs):
+                found.setdefault(message["id"], message)
+        known = self.stores.known_workspaces()
+        external = []
+        for ref in refs:
+            where, mid = split_ref(ref)
+            if mid not in found:
+                external.append({"ref": ref, "workspaceId": where, "messageId": mid,
+                                 "root": known.get(where)})
+        return list(found.values()), external
+
+    def _local_message(self, identifier: str) -> str:
+        """A source reference as shown on a user memory: the message id when it is logged
+        in this workspace; elsewhere, where to read it."""
+        where, mid = split_ref(identifier)
+        if where is None or where == self.stores.workspace_id():
+            return mid
+        root = self.stores.known_workspaces().get(where)
+        raise NotFound(f"{identifier} is logged in another workspace"
+                       f" ({root or 'its folder is not known here'})", "to read it there",
+                       step=Step(command="show", target=mid))
 
     def _resolve_any(self, identifier: str) -> str:
         for _, store in self.stores.existing():

@@ -144,15 +144,46 @@ class Stores:
     def existing(self) -> list[tuple[str, object]]:
         """The dbs that exist: the workspace's (when there is one) and the user's."""
         found = []
-        try:
-            found.append(("workspace", self.store))
-        except EkkoError:
-            if self._workspace_arg is not None or self.env.find_workspace() is not None:
-                raise
+        workspace = self.workspace_or_none()
+        if workspace is not None:
+            found.append(("workspace", workspace))
         user = self.user_store()
         if user is not None:
             found.append(("user", user))
         return found
+
+    def workspace_or_none(self):
+        """The workspace db, or None outside any workspace; a workspace that is there but
+        cannot be used is still an error."""
+        try:
+            return self.store
+        except EkkoError:
+            if self._workspace_arg is not None or self.env.find_workspace() is not None:
+                raise
+        return None
+
+    def workspace_id(self) -> str | None:
+        """This workspace's id (the one its messages are cited by from user memory), or
+        None outside any workspace."""
+        store = self.workspace_or_none()
+        return None if store is None else store.store_id()
+
+    def known_workspaces(self) -> dict[str, str]:
+        """{workspace id: folder} of the workspaces user memory was written from."""
+        user = self.user_store()
+        return dict(user.erasure.known_workspaces()) if user is not None else {}
+
+    def open_workspace(self, root: str, *, read_only: bool = False):
+        """Another workspace's db, refused as this one's would be; the caller closes it.
+        Read-only leaves it exactly as it is (no migration, no -wal written)."""
+        path = os.path.join(root, DIR_NAME, DB_NAME)
+        if not os.path.exists(path):
+            raise StoreUnavailable("its memory db is gone", "")
+        self.trusted(*db_files(path))
+        if read_only:
+            from ..store import open_for_reading
+            return open_for_reading(path)
+        return self.open_db(path)
 
     def readable(self, scopes: list[str] | None = None) -> list[tuple[str, object]]:
         """The dbs holding any of `scopes` (all when None), the shipped global nodes last."""

@@ -120,16 +120,10 @@ class HealthChecks(Part):
         return {"dangling": dangling, "superseded_without_successor": orphaned,
                 "both_active": double}
 
-    def missing_sources(self, known_among) -> list[str]:
-        """Nodes citing a source message that is not in the workspace log; `known_among(ids)`
-        says which of a batch of ids exist, so the log is asked once per 500 ids."""
-        rows = self._rows("select n.id, j.value from memory_nodes n,"
-                          " json_each(n.source_message_ids_json) j")
-        cited = sorted({mid for _, mid in rows})
-        known: set[str] = set()
-        for start in range(0, len(cited), 500):
-            known |= known_among(cited[start:start + 500])
-        return sorted({node for node, mid in rows if mid not in known})
+    def source_citations(self) -> list[tuple[str, str]]:
+        """(node id, source reference) for every message a node cites."""
+        return [(r[0], r[1]) for r in self._rows(
+            "select n.id, j.value from memory_nodes n, json_each(n.source_message_ids_json) j")]
 
     def summaries_missing_messages(self) -> list[str]:
         rows = self._rows(

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from . import codec, fts
 from .connection import Part
+from .refs import SEP, local_ids
 
 
 class MessageStore(Part):
@@ -25,12 +26,20 @@ class MessageStore(Part):
         rows = self.db.all(f"select id from memory_messages where id in ({marks})", ids)
         return {r[0] for r in rows}
 
+    def _own_id(self) -> str | None:
+        row = self.db.one("select value from ekko_meta where key = 'store_id'")
+        return row[0] if row else None
+
     def get_message(self, message_id: str) -> dict | None:
         row = self.db.one(f"select {codec.MESSAGE_COLUMNS} from memory_messages where id = ?",
                           (message_id,))
         return codec.message_from_row(row) if row else None
 
     def get_messages(self, ids: list[str]) -> list[dict]:
+        """The messages `ids` name in this log: plain ids, or a node's source references
+        naming this db (store/refs.py); the others are not here."""
+        if any(SEP in i for i in ids):
+            ids = local_ids(ids, self._own_id())
         if not ids:
             return []
         marks = ",".join("?" * len(ids))

@@ -97,9 +97,12 @@ def node_filters(f: dict) -> tuple[list[str], list]:
             where.append(f"exists (select 1 from json_each(n.{column}) where value = ?)")
             args.append(value)
     if f.get("sourceMessageId"):
+        # Several spellings of one citation (store/refs.py): any of them matches.
+        forms = f["sourceMessageId"]
+        forms = [forms] if isinstance(forms, str) else list(forms)
         where.append("exists (select 1 from json_each(n.source_message_ids_json)"
-                     " where value = ?)")
-        args.append(f["sourceMessageId"])
+                     f" where value in ({','.join('?' * len(forms))}))")
+        args.extend(forms)
     if f.get("now") is not None and not f.get("includeExpired"):
         where.append("(n.expires_at is null or n.expires_at > ?)")
         args.append(f["now"])
@@ -161,6 +164,16 @@ class NodeStore(Part):
         rows = self.db.all(f"select {_N_COLS} from memory_nodes n where n.status = 'active'"
                            " and n.expires_at <= ? limit ?", (now, limit))
         return [codec.node_from_row(r) for r in rows]
+
+    def cited_sources(self, refs: list[str]) -> set[str]:
+        """Which of these source references some node already cites (a scan of every node's
+        sources: asked only for references that cannot be looked up in a log here)."""
+        if not refs:
+            return set()
+        rows = self.db.all("select distinct j.value from memory_nodes n,"
+                           " json_each(n.source_message_ids_json) j where j.value in"
+                           f" ({','.join('?' * len(refs))})", refs)
+        return {r[0] for r in rows}
 
     def known_values(self, column: str, limit: int = 200) -> list[str]:
         if column not in ("domain", "category_path_text", "key", "session_id"):
