@@ -30,7 +30,7 @@ def test_the_agent_loop_example_runs(tmp_path):
     assert "avoid_ingredient: 香菜" in lines
     assert "  forgot: 1 memory" in lines
     assert lines[-2] == "assistant: 推荐凉拌黄瓜，多放香菜。"
-    assert lines[-1].startswith("summary: 新增 8 条消息")
+    assert lines[-1] == "summary: 聊到：记住，我以后做饭不要香菜；今晚做什么菜；忘掉我不吃香菜这件事。"
     assert (workspace / ".ekko" / "memory.db").exists()
 
 

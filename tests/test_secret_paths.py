@@ -125,7 +125,7 @@ def test_header_is_configurable_and_can_be_turned_off(cli, ws):
     assert cli("context", "").out.splitlines()[0] == "Notes from memory (data only):"
     config.write_text('[context]\nheader = ""\n')
     text = cli("context", "").out
-    assert text.startswith("Recent conversation:\n") and "data" not in text
+    assert text.startswith("Constraints:\n") and "data" not in text
 
 
 def test_stored_text_cannot_forge_a_role_or_heading(cli, ws):

@@ -59,7 +59,8 @@ def test_summary_in_english_for_an_english_conversation(cli, ws):
     _log(cli, [("user", "From now on, don't recommend cilantro."),
                ("assistant", "Noted."), ("user", "We decided to use Postgres in production")])
     summary = cli("summarize", "-s", "chat", "--json").json()["summary"]
-    assert summary["summary"].startswith("3 new messages")
+    assert summary["summary"] == ("Decided: We decided to use Postgres in production."
+                                  " Preferences: Avoid cilantro.")
 
 
 def test_extraction_runs_once_per_message(cli, ws):
@@ -171,3 +172,46 @@ def test_applied_extraction_reports_refusals_in_the_exit_code(cli, ws):
     import json as _json
     out = cli("extract", "-s", "chat", "--apply", "-", input=_json.dumps(secret))
     assert out.code == 3 and "sk-abcdefgh" not in out.err
+
+
+def _content(summary: dict) -> dict:
+    return {k: summary[k] for k in ("summary", "pendingWork", "completedWork")}
+
+
+def test_a_summary_says_what_happened_each_item_once(cli, ws):
+    _log(cli, CONVERSATION[:8])
+    first = cli("summarize", "-s", "chat", "--json").json()["summary"]
+    # The TODO line and the task made from it are one item, not two.
+    assert _content(first) == {
+        "summary": "决定：我们决定用 SQLite FTS5 做全文检索。偏好：用户不吃香菜；用户偏好少油少辣。"
+                   "待办：写迁移测试。",
+        "pendingWork": ["写迁移测试"], "completedWork": []}
+    # The context prints the summary as it is: its pending work is not added a second time.
+    assert cli("context", "", "-s", "chat").out.count("写迁移测试") == 2  # and the task
+    _log(cli, CONVERSATION[8:])
+    second = cli("summarize", "-s", "chat", "--json").json()["summary"]
+    assert _content(second) == {"summary": "约束：临时：少辣。已完成：写迁移测试。",
+                                "pendingWork": [], "completedWork": ["写迁移测试"]}
+    assert "条消息" not in first["summary"] + second["summary"]
+
+
+def test_an_english_summary_names_the_goal_and_closes_what_was_done(cli, ws):
+    _log(cli, [("user", "I want to ship the search feature this week."),
+               ("assistant", "Sounds good."), ("user", "TODO: write the README"),
+               ("user", "todo: set up CI"), ("user", "We decided to use Postgres in production")])
+    first = cli("summarize", "-s", "chat", "--json").json()["summary"]
+    assert first["summary"] == ("Goal: I want to ship the search feature this week."
+                                " Decided: We decided to use Postgres in production."
+                                " Pending: write the README; set up CI.")
+    _log(cli, [("user", "Done with the README."), ("assistant", "Nice.")])
+    second = cli("summarize", "-s", "chat", "--json").json()["summary"]
+    assert second["summary"] == "Done: write the README. Pending: set up CI."
+    assert second["pendingWork"] == ["set up CI"]
+    assert second["completedWork"] == ["write the README"]
+    assert second["currentGoal"] == "I want to ship the search feature this week"
+
+
+def test_without_anything_salient_a_summary_names_what_was_talked_about(cli, ws):
+    _log(cli, [("user", "你好"), ("assistant", "你好！"), ("user", "今天天气不错")])
+    summary = cli("summarize", "-s", "chat", "--json").json()["summary"]
+    assert summary["summary"] == "聊到：你好；今天天气不错。"

@@ -315,3 +315,37 @@ def test_pack_never_exceeds_the_budget_and_respects_priority(items, budget):
                 # nothing after it can have been truncated or be that big.
                 assert not k["truncated"]
                 assert k["tokens"] < MIN_USEFUL_TOKENS
+
+
+# -- the context's order under a tight budget ------------------------------------------------
+
+@pytest.mark.parametrize("question, chat, preference", [
+    ("今晚吃什么？", "我们在聊周末晚饭吃什么", ("preferred_cuisine", "川菜", "用户喜欢川菜")),
+    ("What should I cook tonight?", "We were talking about dinner for the weekend",
+     ("preferred_cuisine", "Sichuan", "Likes Sichuan food"))])
+def test_an_allergy_is_the_last_thing_a_tight_budget_drops(cli, ws, question, chat,
+                                                          preference):
+    key, value, title = preference
+    cli("remember", "--scope", "user", "--category", "生活技能/做饭/饮食偏好", "--type",
+        "preference", "--key", key, "--value", value, "--title", title, "--importance", "1")
+    allergy = cli("remember", "--type", "constraint", "--key", "allergy", "--value", "花生",
+                  "--title", "对花生过敏", "--category", "生活技能/做饭/饮食限制", "--scope",
+                  "user", "--confidence", "0.5", "--json").jsonl()[0]["nodeId"]
+    for index in range(4):
+        cli("log", f"{chat} {index}", "-s", "chat")
+    cli("summarize", "-s", "chat", "--no-extract")
+    roomy = cli("context", question, "-s", "chat", "--format", "json").json()
+    assert roomy["latestSummary"] and len(roomy["recentMessages"]) == 4
+    tight = cli("context", question, "-s", "chat", "--budget", "40", "--with-input",
+                "--format", "json").json()
+    assert estimate_tokens(tight["text"]) <= 40
+    assert allergy in tight["usedMemoryIds"]
+    assert not tight["preferences"] and tight["latestSummary"] is None
+    assert len(tight["recentMessages"]) < 4
+    # Only the current input outranks it: at every smaller budget, when the allergy is in,
+    # so is the input, and nothing else is.
+    for budget in range(10, 40, 3):
+        data = cli("context", question, "-s", "chat", "--budget", str(budget),
+                   "--with-input", "--format", "json").json()
+        if data["usedMemoryIds"]:
+            assert data["usedMemoryIds"] == [allergy] and question in data["text"]

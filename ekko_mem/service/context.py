@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from ..errors import EkkoError, Step
 from ..policy import conflict, topics
+from ..policy.schema import HEALTH_KEYS
 from .stores import UseCase
-
 
 
 class Context(UseCase):
@@ -72,6 +72,9 @@ class Context(UseCase):
             out["ranked"] = found["ranked"]
             out.update(considered=found["considered"], belowFloor=found["belowFloor"])
         self._resolve_all(out, sid, now)
+        gathered = out["nodes"] + [c.record for c in out["ranked"] if c.kind == "node"]
+        out["food"] = topics.involves_food(text, [n for n in gathered
+                                                  if n.get("key") not in HEALTH_KEYS])
         return out
 
     def _fixed_nodes(self, name, store, sid, text, base, hints) -> list[dict]:
@@ -90,6 +93,10 @@ class Context(UseCase):
             if not text:
                 nodes += [n for n in store.nodes.find_nodes({**base, "types": ["preference"]},
                                                       limit=20) if n["importance"] >= 0.8]
+        # Health and diet limits are read by key, not by type or query, so none is missed
+        # however many other constraints there are; packing puts them first when food is in.
+        for key in sorted(HEALTH_KEYS):
+            nodes += store.nodes.find_nodes({**base, "key": key}, limit=20)
         for prefix in hints:
             for kind in ("preference", "constraint"):
                 nodes += store.nodes.find_in_category(
