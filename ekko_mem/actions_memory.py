@@ -140,32 +140,58 @@ def do_edit(identifier, *, reason="", yes=False, as_json=False, quiet=False, wor
             raise Rejected("global memory is read-only", "remember your own version instead")
         before = {k: node.get(k) for k in editable_fields()}
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        command = shlex.split(editor)
+        import shutil
+        if not command or shutil.which(command[0]) is None:
+            raise UsageError(f"no editor found: {editor!r}",
+                             "set VISUAL or EDITOR to an editor on your PATH (EDITOR=nano)")
         with tempfile.NamedTemporaryFile("w+", suffix=".json", prefix=f"{node['id']}-",
                                          encoding="utf-8", delete=False) as handle:
             json.dump(before, handle, ensure_ascii=False, indent=2)
             path = handle.name
+        kept = False
         try:
-            code = subprocess.call([*shlex.split(editor), path])
+            code = subprocess.call([*command, path])
             if code != 0:
                 raise Rejected(f"the editor exited with {code}", "nothing was changed")
             with open(path, encoding="utf-8") as handle:
                 text = handle.read()
+            result = _apply_edit(svc, node, before, text, reason, yes)
+            error = getattr(result, "error", None)
+            if error is not None:  # refused: the answer's error becomes the error line
+                kept = True
+                error.hint = _join(error.hint, f"your text is kept in {path}")
+        except Rejected as exc:
+            kept = True  # what the person typed is never lost to a validation error
+            raise Rejected(exc.message, _join(exc.hint, f"your text is kept in {path}")) \
+                from None
         finally:
-            os.unlink(path)
-        try:
-            after = json.loads(text)
-        except ValueError as exc:
-            raise Rejected(f"the edited node is not valid JSON ({exc.msg} at line"
-                           f" {exc.lineno})", "nothing was changed; run edit again") from None
-        if not isinstance(after, dict):
-            raise Rejected("the edited node must be a JSON object", "nothing was changed")
-        changes = {k: v for k, v in after.items() if before.get(k) != v}
-        if not changes:
+            if not kept:
+                os.unlink(path)
+        if result is None:
             return emit(results.Writes([], notes=("no changes",)), as_json=as_json, quiet=quiet)
-        result = svc.propose_update("update", changes, target_id=node["id"],
-                                    reason=reason or "edited by hand", actor="user",
-                                    confirm=yes)
     _finish(results.Writes([result]), as_json=as_json, quiet=quiet)
+
+
+def _join(hint: str, more: str) -> str:
+    return f"{hint}; {more}" if hint else more
+
+
+def _apply_edit(svc, node: dict, before: dict, text: str, reason: str, yes: bool):
+    import json
+    try:
+        after = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, ValueError) else ""
+        raise Rejected(f"the edited node is not valid JSON{where}", "nothing was changed") \
+            from None
+    if not isinstance(after, dict):
+        raise Rejected("the edited node must be a JSON object", "nothing was changed")
+    changes = {k: v for k, v in after.items() if before.get(k) != v}
+    if not changes:
+        return None
+    return svc.propose_update("update", changes, target_id=node["id"],
+                              reason=reason or "edited by hand", actor="user", confirm=yes)
 
 
 def do_export(*, scope=None, session=None, output=None, workspace=None):

@@ -84,7 +84,12 @@ def _callback(command: Command, *, group: bool = False):
         ctx = params.pop("ctx", None)
         if ctx is not None and ctx.invoked_subcommand is not None:
             return  # `audit undo`: the group's own listing is not wanted
-        cli.dispatch(command.name, params)
+        try:
+            cli.dispatch(command.name, params)
+        except BrokenPipeError:
+            raise cli.ReaderLeft from None
+        except KeyboardInterrupt:
+            raise cli.Interrupted from None
 
     parameters = [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                     annotation=typer.Context)] if group else []

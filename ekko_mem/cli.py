@@ -19,6 +19,14 @@ REFUSALS = {ExitCode.USAGE: UsageError, ExitCode.REJECTED: Rejected}
 _CONVERT = {"int": int, "float": float}  # what Click's INT and FLOAT types call
 
 
+class ReaderLeft(BaseException):
+    """stdout's reader closed the pipe. Not an OSError, so Click's handler (exit 1) lets it by."""
+
+
+class Interrupted(BaseException):
+    """Ctrl-C inside a command. Not a KeyboardInterrupt, which Click turns into a silent abort."""
+
+
 def defaults(command: Command) -> dict:
     """Every parameter as Typer fills it when the command line does not give it."""
     params = {command.arg.param: None} if command.arg else {}
@@ -133,11 +141,46 @@ def _run_typer(argv: list[str]) -> int:
     return run(argv)
 
 
+# Commands that only read: a stray byte in their text is repaired (U+FFFD) rather than refused,
+# so a context is still printed before the model call.
+READERS = {"context", "query"}
+
+
+def text_arguments(argv: list[str]) -> list[str]:
+    """argv as text. Python reads bytes that are not UTF-8 as lone surrogates; a writer
+    refuses them (they cannot be stored), a reader repairs them."""
+    bad = [i for i, arg in enumerate(argv) if _has_surrogate(arg)]
+    if not bad:
+        return argv
+    repaired = [arg.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                if _has_surrogate(arg) else arg for arg in argv]
+    if argv and argv[0] in READERS:
+        return repaired
+    raise UsageError(f"argument {bad[0]} is not valid UTF-8 ({repaired[bad[0]]!r})",
+                     "pass text in UTF-8 (convert it with iconv -t UTF-8)")
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+# Errors no input should turn into "internal error": what each says about the input.
+_INPUT_ERRORS = {
+    "UnicodeEncodeError": ("the input holds text that is not valid Unicode (a lone surrogate)",
+                           "send UTF-8 text; nothing was written"),
+    "RecursionError": ("the input is nested too deeply to read",
+                       "flatten the JSON; nothing was written"),
+    "OverflowError": ("a number or time in the input is out of range",
+                      "give a smaller number or an earlier time; nothing was written"),
+}
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = os.environ.get("EKKO_DEBUG", "") not in ("", "0")
     code = ExitCode.OK
     try:
+        argv = text_arguments(argv)
         fast = parse_fast(argv)
         if fast is not None:
             _run_fast(*fast)
@@ -150,13 +193,26 @@ def main(argv: list[str] | None = None) -> int:
         from .options import spell_step
         _emit_error(exc.line(spell_step))
         code = exc.code
-    except KeyboardInterrupt:
-        _emit_error("ekko-mem: interrupted")
+    except (KeyboardInterrupt, Interrupted):
+        _emit_error("ekko-mem: interrupted; nothing half-written was kept")
         code = ExitCode.INTERRUPTED
-    except BrokenPipeError:
+    except (BrokenPipeError, ReaderLeft):
         # `ekko-mem history | head`: the reader left; that is not an error.
         _silence_stdout()
         code = ExitCode.OK
+    except SystemExit as exc:
+        # rich meets a closed pipe by pointing stdout at /dev/null and exiting 1; the reader
+        # leaving is not an error here either.
+        if exc.code == 1 and _stdout_is_devnull():
+            code = ExitCode.OK
+        else:
+            raise
+    except (UnicodeEncodeError, RecursionError, OverflowError) as exc:
+        if debug:
+            raise
+        message, hint = _INPUT_ERRORS[type(exc).__name__]
+        _emit_error(UsageError(message, hint).line())
+        code = ExitCode.USAGE
     except Exception as exc:  # the last line of defence: one line, no traceback
         if debug:
             raise
@@ -177,6 +233,14 @@ def _emit_error(line: str) -> None:
         sys.stderr.flush()
     except (BrokenPipeError, ValueError):
         pass
+
+
+def _stdout_is_devnull() -> bool:
+    try:
+        here, null = os.fstat(sys.stdout.fileno()), os.stat(os.devnull)
+    except (OSError, ValueError):
+        return False
+    return (here.st_dev, here.st_ino) == (null.st_dev, null.st_ino)
 
 
 def _silence_stdout() -> None:

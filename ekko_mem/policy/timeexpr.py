@@ -51,10 +51,14 @@ def parse_when(text: str, now: datetime) -> datetime:
     """
     now = _as_utc(now)
     phrase = " ".join(text.strip().lower().split())
-    if phrase in _DAY_WORDS:
-        return _end_of_local_day(now, _DAY_WORDS[phrase])
-    if phrase in _WEEK_WORDS:
-        return _end_of_local_day(now, 6 - now.astimezone().weekday())
+    try:
+        if phrase in _DAY_WORDS:
+            return _end_of_local_day(now, _DAY_WORDS[phrase])
+        if phrase in _WEEK_WORDS:
+            return _end_of_local_day(now, 6 - now.astimezone().weekday())
+    except OverflowError:  # tomorrow, when now is the last day a calendar holds
+        raise UsageError(f"{text.strip()!r} falls after the last date that can be stored",
+                         "give an earlier time, or check EKKO_NOW") from None
     match = _relative_pattern().fullmatch(phrase)
     if match:
         amount, unit = int(match.group(1)), _UNITS[match.group(2)]
