@@ -124,6 +124,27 @@ def test_a_workspace_fact_outside_any_workspace_is_refused_with_nothing_written(
     assert shown_node(cli_proc, out, kept["nodeId"])["node"]["title"] == "no scallions"
 
 
+def test_free_text_outside_any_workspace_is_logged_in_the_user_log(cli_proc, places, tmp_path):
+    (a, _), out = places["a"], places["out"][0]
+    said = remembered(cli_proc("remember", "我不吃葱", "--json", cwd=out))
+    assert said["scope"] == "user"
+    node = shown_node(cli_proc, out, said["nodeId"])
+    # a plain id: the message is in the user db's own log, readable from anywhere
+    assert node["node"]["sourceMessageIds"] == [said["sourceMessageId"]]
+    assert [m["content"] for m in node["sources"]] == ["我不吃葱"]
+    assert shown_node(cli_proc, a, said["nodeId"])["sources"][0]["content"] == "我不吃葱"
+    assert cli_proc("doctor", "--json", cwd=a).code == 0
+    assert "葱" in cli_proc("context", "推荐一个晚饭菜谱", cwd=a).out
+    assert not (out / ".ekko").exists()
+
+    # what only a workspace can hold is still refused there, and its text is not logged
+    refused = cli_proc("remember", "We use PostgreSQL 16 for this project", cwd=out)
+    assert refused.code == 6, refused
+    assert refused.err.startswith(f"ekko-mem: no workspace memory found in {out}")
+    for stored in (tmp_path / "home").glob("memory.db*"):
+        assert b"PostgreSQL" not in stored.read_bytes(), stored
+
+
 def test_a_hard_forget_purges_the_source_where_it_lives_and_reports_what_it_cannot_reach(
         cli_proc, places):
     (a, ws_a), (b, _), (out, _) = places["a"], places["b"], places["out"]

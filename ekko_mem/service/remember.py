@@ -77,7 +77,9 @@ class Remember(UseCase):
 
         If every proposal is refused, the message is rolled back too: nothing is written.
         """
-        store = self.store
+        # Outside any workspace the text is logged in the user db's own log, so a user memory
+        # taken from it cites a plain id there; a workspace memory still needs a workspace.
+        store = self.stores.workspace_or_none() or self.stores.user_store(create=True)
         mid = new_id("message")
         message = {"id": mid, "sessionId": self.session(session), "role": "user",
                    "content": text, "createdAt": self.env.now_iso()}
