@@ -86,19 +86,20 @@ def unless_revealed(result, reveal: bool):
 
 
 def do_history(*, session=None, limit=20, sessions=False, reveal=False, as_json=False,
-               no_color=False, workspace=None):
+               quiet=False, no_color=False, workspace=None):
     if sessions:
         with service(workspace) as svc:
             found = unless_revealed(svc.sessions(limit), reveal)
-        return emit(results.Sessions(found), as_json=as_json, no_color=no_color)
+        return emit(results.Sessions(found), as_json=as_json, quiet=quiet, no_color=no_color)
     with service(workspace, session) as svc:
         result = unless_revealed(svc.history(session=session, limit=limit), reveal)
-    emit(results.History(result), as_json=as_json, no_color=no_color)
+    emit(results.History(result), as_json=as_json, quiet=quiet, no_color=no_color)
 
 
-def do_migrate(*, status=False, dry_run=False, as_json=False, workspace=None):
+def do_migrate(*, status=False, dry_run=False, as_json=False, quiet=False, workspace=None):
     result = service(workspace).migration_report(status=status, dry_run=dry_run)
-    emit(results.Migration(result, status=status, dry_run=dry_run), as_json=as_json)
+    emit(results.Migration(result, status=status, dry_run=dry_run), as_json=as_json,
+         quiet=quiet)
 
 
 def do_context(text, *, session=None, budget=None, format="text", counter=None,
@@ -114,34 +115,24 @@ def do_context(text, *, session=None, budget=None, format="text", counter=None,
     emit(results.Context(context), fmt=fmt, quiet=quiet)
 
 
-def do_explain(context_id=None, *, last=False, reveal=False, as_json=False, workspace=None):
+def do_explain(context_id=None, *, last=False, reveal=False, as_json=False, quiet=False,
+               workspace=None):
     with service(workspace) as svc:
         result = unless_revealed(svc.explain(None if last else context_id), reveal)
-    emit(results.Explanation(result), as_json=as_json)
+    emit(results.Explanation(result), as_json=as_json, quiet=quiet)
 
 
-def do_schema(name):
+def do_schema(name, *, quiet=False):
     from .errors import UsageError
     from .models import SCHEMAS
     if name not in SCHEMAS:
         raise UsageError(f"unknown schema {name!r}", f"use one of: {', '.join(SCHEMAS)}")
-    emit(results.Schema(SCHEMAS[name].model_json_schema()))
+    emit(results.Schema(SCHEMAS[name].model_json_schema()), quiet=quiet)
 
 
 def do_mcp(*, session=None, workspace=None):
-    from .errors import StoreUnavailable
-    try:
-        import mcp  # noqa: F401  (the optional extra)
-    except ImportError:
-        raise StoreUnavailable("the MCP server needs the optional 'mcp' package",
-                               "pip install 'ekko-mem[mcp]'") from None
     from .mcp_server import serve
     serve(workspace=workspace, session=session)
-
-
-def do_config(*, as_json=False, no_color=False, workspace=None):
-    svc = service(workspace)
-    emit(results.Settings(svc.config.effective()), as_json=as_json, no_color=no_color)
 
 
 def _running_binary() -> str | None:
@@ -151,11 +142,13 @@ def _running_binary() -> str | None:
     return os.path.abspath(argv0) if argv0.endswith("ekko-mem") else None
 
 
-def do_hooks(action, *, rev="HEAD", as_json=False, quiet=False, workspace=None):
+def do_hooks(action, *, rev="HEAD", branch=None, as_json=False, quiet=False, workspace=None):
+    from .options import flag
+    hook_flags = {"rev": flag("rev"), "branch": flag("branch")}  # the hook script's options
     with service(workspace) as svc:
-        result = {"install": lambda: svc.install_hooks(_running_binary()),
+        result = {"install": lambda: svc.install_hooks(_running_binary(), hook_flags),
                   "uninstall": svc.uninstall_hooks,
-                  "run": lambda: svc.record_commit(rev)}[action]()
+                  "run": lambda: svc.record_commit(rev, branch)}[action]()
     emit(results.HookOutcome(action, result), as_json=as_json, quiet=quiet)
 
 

@@ -1,13 +1,16 @@
 """Command bodies for structured memory: remember, query, forget, audit, show, edit."""
 from __future__ import annotations
 
+import sys
+
 from . import results
 from .actions import read_text, service, unless_revealed
-from .errors import EkkoError, Rejected, UsageError
+from .errors import EkkoError, NeedsConfirmation, Rejected, UsageError
 from .render import emit
 
 
-def _finish(written: results.Writes, *, as_json: bool, quiet: bool) -> None:
+def _finish(written: results.Writes | results.Rehearsed, *, as_json: bool,
+            quiet: bool) -> None:
     """Print the writes; the first refusal then becomes the error line and the exit code."""
     emit(written, as_json=as_json, quiet=quiet)
     _raise(written.error)
@@ -19,7 +22,7 @@ def _raise(error: EkkoError | None) -> None:
 
 
 def do_remember(text, *, fields, session=None, supersedes=None, reason="", actor="user",
-                yes=False, as_json=False, quiet=False, workspace=None):
+                dry_run=False, yes=False, as_json=False, quiet=False, workspace=None):
     """fields: the design's names (categoryPath, valueJson, ...), as options.py maps them."""
     fields = {k: v for k, v in fields.items() if v not in (None, [], "")}
     if text == "-" or (text is None and not fields and not supersedes):
@@ -28,8 +31,10 @@ def do_remember(text, *, fields, session=None, supersedes=None, reason="", actor
     _decode_value(svc, fields)
     with svc:
         answers = svc.remember(text, fields=fields, supersedes=supersedes, reason=reason,
-                               actor=actor, confirm=yes, session=session)
-    _finish(results.Writes(answers), as_json=as_json, quiet=quiet)
+                               actor=actor, confirm=yes, session=session, dry_run=dry_run)
+    # A dry run ends as the real command would (its refusal's line and exit code).
+    _finish(results.Rehearsed(answers) if dry_run else results.Writes(answers),
+            as_json=as_json, quiet=quiet)
 
 
 def _decode_value(svc, fields: dict) -> None:
@@ -39,13 +44,16 @@ def _decode_value(svc, fields: dict) -> None:
 
 
 def do_query(text, *, query, session=None, messages=False, since=None, reveal=False,
-             as_json=False, no_color=False, workspace=None):
+             as_json=False, quiet=False, no_color=False, workspace=None):
     """query: a MemoryQuery's fields (scopes, categoryPathPrefix, ...), as options.py maps them."""
-    if text == "-":
-        text = read_text("-")
+    if text == "-" or (text is None and not _filters(query)):
+        # As remember reads it: '-', or piped in when nothing else says what to find.
+        text = read_text(text) if text == "-" or not sys.stdin.isatty() else None
+        text = text if text and text.strip() else None
     if messages:
         return _query_messages(text, session=session, since=since, limit=query["limit"],
-                               as_json=as_json, no_color=no_color, workspace=workspace,
+                               as_json=as_json, quiet=quiet, no_color=no_color,
+                               workspace=workspace,
                                reveal=reveal)
     if since is not None:
         from .options import flag
@@ -57,14 +65,21 @@ def do_query(text, *, query, session=None, messages=False, since=None, reveal=Fa
     with svc:
         result = unless_revealed(svc.retrieve({**query, "queryText": text,
                                                "sessionId": session}), reveal)
-    emit(results.QueryResult(result), as_json=as_json, no_color=no_color)
+    emit(results.QueryResult(result), as_json=as_json, quiet=quiet, no_color=no_color)
 
 
-def _query_messages(text, *, session, since, limit, as_json, no_color, workspace, reveal):
+def _filters(query: dict) -> bool:
+    """Whether a query names what to find by fields (limit and what to include do not)."""
+    return any(query.get(name) not in (None, [], "", False) for name in query
+               if name not in ("limit", "includeExpired", "includeSuperseded"))
+
+
+def _query_messages(text, *, session, since, limit, as_json, quiet, no_color, workspace,
+                    reveal):
     with service(workspace) as svc:
         result = unless_revealed(svc.search_messages(text or "", session=session, since=since,
                                                      limit=limit), reveal)
-    emit(results.MessageHits(result), as_json=as_json, no_color=no_color)
+    emit(results.MessageHits(result), as_json=as_json, quiet=quiet, no_color=no_color)
 
 
 def do_forget(node_id, *, selector, hard=False, purge_sources=False, message=None,
@@ -78,14 +93,26 @@ def do_forget(node_id, *, selector, hard=False, purge_sources=False, message=Non
         from .options import flag
         raise UsageError(f"{flag('message')} erases logged messages; it takes no memory id or"
                          " selector", "run it as its own command")
+    # ID|TEXT: an id or id prefix (mem_01k), else words that find the memories.
+    by_text = node_id is not None and not _looks_like_id(node_id)
+    target = {"text": node_id.strip()} if by_text else {"id": node_id}
+    mode = "hard" if hard else "soft"
     with svc:
         if message:
-            result = svc.forget_messages(list(message), mode="hard" if hard else "soft",
+            result = svc.forget_messages(list(message), mode=mode,
                                          reason=reason, confirm=yes, verify=verify)
         else:
-            result = svc.forget({"id": node_id, **selector}, mode="hard" if hard else "soft",
-                                reason=reason, confirm=yes, purge_sources=purge_sources,
-                                verify=verify)
+            result = svc.forget({**target, **selector}, mode=mode, reason=reason,
+                                confirm=yes, purge_sources=purge_sources, verify=verify)
+            if by_text and result.get("requiresConfirmation") and _at_terminal():
+                from .render.memory import confirm_forget
+                candidates = unless_revealed(result["candidates"], False)
+                if not confirm_forget(candidates, hard=hard):
+                    raise NeedsConfirmation("nothing was forgotten: the answer was no")
+                # Exactly what the person saw and said yes to, not a new search.
+                result = svc.forget({"ids": [c["id"] for c in candidates]}, mode=mode,
+                                    reason=reason, confirm=True,
+                                    purge_sources=purge_sources, verify=verify)
     from .options import command_line
     error = results.first_refusal([result])  # masking copies the answer, without its error
     # Candidate titles are printed, so they are masked.
@@ -94,11 +121,22 @@ def do_forget(node_id, *, selector, hard=False, purge_sources=False, message=Non
     _raise(error)
 
 
-def do_audit(*, node=None, since=None, limit=50, reveal=False, as_json=False, no_color=False,
-             workspace=None):
+def _looks_like_id(text: str) -> bool:
+    from .ids import kind_of
+    return kind_of(text) is not None and not any(ch.isspace() for ch in text)
+
+
+def _at_terminal() -> bool:
+    """A person who can answer a question: stdin and stderr are both a terminal."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def do_audit(*, node=None, since=None, limit=50, reveal=False, as_json=False, quiet=False,
+             no_color=False, workspace=None):
     with service(workspace) as svc:
-        events = unless_revealed(svc.audit(node_id=node, since=since, limit=limit), reveal)
-    emit(results.AuditTrail(events), as_json=as_json, no_color=no_color)
+        trail = unless_revealed(svc.audit_trail(node_id=node, since=since, limit=limit), reveal)
+    emit(results.AuditTrail(trail["events"], trail["titles"]), as_json=as_json, quiet=quiet,
+         no_color=no_color)
 
 
 def do_undo(event_id, *, reason="", as_json=False, quiet=False, workspace=None):
@@ -107,10 +145,11 @@ def do_undo(event_id, *, reason="", as_json=False, quiet=False, workspace=None):
     emit(results.Undone(result), as_json=as_json, quiet=quiet)
 
 
-def do_show(identifier, *, reveal=False, as_json=False, no_color=False, workspace=None):
+def do_show(identifier, *, reveal=False, as_json=False, quiet=False, no_color=False,
+            workspace=None):
     with service(workspace) as svc:
         record = unless_revealed(svc.show(identifier), reveal)
-    emit(results.Shown(record), as_json=as_json, no_color=no_color)
+    emit(results.Shown(record), as_json=as_json, quiet=quiet, no_color=no_color)
 
 
 def do_expire(*, as_json=False, quiet=False, workspace=None):
@@ -194,11 +233,11 @@ def _apply_edit(svc, node: dict, before: dict, text: str, reason: str, yes: bool
                               reason=reason or "edited by hand", actor="user", confirm=yes)
 
 
-def do_export(*, scope=None, session=None, output=None, workspace=None):
+def do_export(*, scope=None, session=None, output=None, quiet=False, workspace=None):
     with service(workspace) as svc:
         records = svc.export_lines(scopes=scope, session=session)
         if output in (None, "-"):
-            return emit(results.Exported(records))
+            return emit(results.Exported(records), quiet=quiet)
         from .render.machine import jsonl_lines
         svc.save_export(output, jsonl_lines(records))
 

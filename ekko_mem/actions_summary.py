@@ -38,7 +38,7 @@ def do_summarize(*, session=None, llm_cmd=None, if_needed=False, print_prompt=Fa
     with service(workspace, session) as svc:
         if chain:
             chained = results.SummaryChain(svc.summary_chain(session=session))
-            return emit(chained, as_json=as_json)
+            return emit(chained, as_json=as_json, quiet=quiet)
         if print_prompt:
             return emit(results.Prompt(svc.summary_prompt(session=session)["prompt"]))
         if apply is not None:
@@ -53,9 +53,10 @@ def do_extract(*, session=None, llm_cmd=None, retry=False, jobs=False, print_pro
                apply=None, as_json=False, quiet=False, workspace=None):
     with service(workspace, session) as svc:
         if jobs:
-            return emit(results.Jobs(svc.jobs()), as_json=as_json)
+            return emit(results.Jobs(svc.jobs()), as_json=as_json, quiet=quiet)
         if retry:
-            return emit(results.Retries(svc.retry_jobs(llm_cmd=llm_cmd)), as_json=as_json)
+            return emit(results.Retries(svc.retry_jobs(llm_cmd=llm_cmd)), as_json=as_json,
+                        quiet=quiet)
         if print_prompt:
             return emit(results.Prompt(svc.extraction_prompt_for(session=session)))
         if apply is not None:

@@ -10,15 +10,13 @@ from typing import List, Optional
 import typer
 from typing_extensions import Annotated
 
-from . import __version__, cli
+from . import __version__, cli, helptext
 from .errors import ExitCode
 from .options import COMMANDS, HELP_FLAGS, VERSION, Arg, Command, Opt
 
 app = typer.Typer(
     name="ekko-mem",
-    help="Long-term, auditable memory for LLM agents, over SQLite.\n\n"
-    "Exit codes: 0 ok, 1 error, 2 usage, 3 needs confirmation, 4 rejected,"
-    " 5 not found, 6 store not initialised or unavailable, 130 interrupted.",
+    help=helptext.PROGRAM,
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -27,8 +25,10 @@ app = typer.Typer(
 audit_app = typer.Typer(no_args_is_help=False)
 app.add_typer(audit_app, name="audit")
 hooks_app = typer.Typer(no_args_is_help=True)
-app.add_typer(hooks_app, name="hooks", help="Git hooks that log commits into memory.")
-GROUPS = {"audit": audit_app, "hooks": hooks_app}
+app.add_typer(hooks_app, name="hooks", help=helptext.GROUPS["hooks"])
+config_app = typer.Typer(no_args_is_help=False)
+app.add_typer(config_app, name="config")
+GROUPS = {"audit": audit_app, "hooks": hooks_app, "config": config_app}
 TYPES = {"value": str, "int": int, "float": float}
 
 
@@ -36,23 +36,17 @@ def _choices(values):
     return lambda incomplete: [v for v in values if v.startswith(incomplete)]
 
 
-def _known(column: str):
-    """Complete from what the workspace db already holds (domains, categories, keys)."""
+def _asked(kind: str):
+    """Complete from the same list `ekko-mem __complete KIND` prints (ids, keys, ...)."""
     def complete(incomplete: str):
-        try:
-            from .service import MemoryService
-            with MemoryService() as svc:
-                values = sorted({v for _, store in svc.stores.existing()
-                                 for v in store.nodes.known_values(column)})
-        except Exception:  # completion must never fail loudly
-            return []
-        return [v for v in values if v.startswith(incomplete)]
+        from .actions_complete import candidates
+        return candidates(kind, incomplete)
     return complete
 
 
 def _completion(source):
     if isinstance(source, str):
-        return _known(source)
+        return _asked(source)
     return _choices(source) if source else None
 
 
@@ -70,7 +64,11 @@ def _option(opt: Opt) -> inspect.Parameter:
 
 
 def _argument(arg: Arg) -> inspect.Parameter:
-    info = typer.Argument(help=arg.help, metavar=arg.metavar)
+    info = typer.Argument(help=arg.help, metavar=arg.metavar,
+                          autocompletion=_completion(arg.complete))
+    if arg.many:
+        return inspect.Parameter(arg.param, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                 annotation=Annotated[List[str], info])
     if arg.required:
         return inspect.Parameter(arg.param, inspect.Parameter.POSITIONAL_OR_KEYWORD,
                                  annotation=Annotated[str, info])
@@ -131,7 +129,7 @@ def run(argv: list[str]) -> int:
     from typer._click import exceptions as click_exc
     from .errors import UsageError
     command = typer.main.get_command(app)
-    if os.environ.get("_EKKO_MEM_COMPLETE"):
+    if os.environ.get(cli.COMPLETE_VAR):
         # add_completion=False skips registering Typer's shell classes; completion needs them.
         from typer.completion import completion_init
         completion_init()

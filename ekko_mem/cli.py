@@ -1,10 +1,12 @@
 """Entry point: error translation in one place, and a fast path for the hot commands.
 
-`log` runs in git hooks and `context` before every model call, so they are parsed here without
-importing Typer (about 35 ms), from the same option table (options.py) the Typer app is
-generated from. Anything the fast parser does not know (help, clustered short flags, `--`, a
-malformed value) goes to the full Typer app, which then gives the usage error; both parsers
-end in `dispatch`, which checks choices and ranges and runs the action.
+`log` runs in git hooks, `context` before every model call, and the reads (`show`, `audit`,
+`history`, ...) at a prompt, so they are parsed here without importing Typer (150 ms and
+more), from the same option table (options.py) the Typer app is generated from. Help read
+through a pipe or with NO_COLOR is written from that table too (helptext.py). Anything the fast
+parser does not know (clustered short flags, `--`, a malformed value) goes to the full Typer
+app, which then gives the usage error; both parsers end in `dispatch`, which checks choices
+and ranges and runs the action.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ from .options import COMMANDS, VERSION, Command, Opt
 
 FAST_COMMANDS = {name: command for name, command in COMMANDS.items() if command.fast}
 REFUSALS = {ExitCode.USAGE: UsageError, ExitCode.REJECTED: Rejected}
+COMPLETE = "__complete"  # hidden: the values shell completion offers (actions_complete.py)
+COMPLETE_VAR = "_EKKO_MEM_COMPLETE"  # Typer's completion protocol, which Typer answers
 _CONVERT = {"int": int, "float": float}  # what Click's INT and FLOAT types call
 
 
@@ -40,13 +44,14 @@ def parse_fast(argv: list[str]) -> tuple[str, dict] | None:
     the usage errors, so both paths fail the same way)."""
     if len(argv) == 1 and argv[0] in VERSION.flags:
         return "version", {}
-    command = FAST_COMMANDS.get(argv[0]) if argv else None
+    words = 2 if " ".join(argv[:2]) in FAST_COMMANDS else 1  # `hooks run`
+    command = FAST_COMMANDS.get(" ".join(argv[:words])) if argv else None
     if command is None:
         return None
     by_flag = {f: opt for opt in command.options for f in opt.flags}
     params = defaults(command)
     positional: list[str] = []
-    args = iter(argv[1:])
+    args = iter(argv[words:])
     for arg in args:
         if arg == "-" or not arg.startswith("-"):
             positional.append(arg)
@@ -66,6 +71,8 @@ def parse_fast(argv: list[str]) -> tuple[str, dict] | None:
             return None
     if len(positional) > (1 if command.arg else 0):
         return None
+    if command.arg and command.arg.required and not positional:
+        return None  # Typer names the missing argument
     if positional:
         params[command.arg.param] = positional[0]
     return command.name, params
@@ -141,6 +148,21 @@ def _run_typer(argv: list[str]) -> int:
     return run(argv)
 
 
+def _run_slow(argv: list[str]) -> int:
+    """What the fast parser does not take: plain help (no Typer, no rich) when it is asked
+    for and stdout is no colour terminal, the hidden completion command, else Typer."""
+    if argv[:1] == [COMPLETE]:
+        from .actions_complete import do_complete
+        return do_complete(argv[1:])
+    from . import helptext
+    asked = None if COMPLETE_VAR in os.environ else helptext.request(argv)
+    if asked is not None and helptext.plain_wanted(argv, os.environ, sys.stdout):
+        path, code = asked
+        sys.stdout.write(helptext.render(path))
+        return int(code)
+    return _run_typer(argv)
+
+
 # Commands that only read: a stray byte in their text is repaired (U+FFFD) rather than refused,
 # so a context is still printed before the model call.
 READERS = {"context", "query"}
@@ -185,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         if fast is not None:
             _run_fast(*fast)
         else:
-            code = _run_typer(argv)
+            code = _run_slow(argv)
     except EkkoError as exc:
         if debug:
             import traceback

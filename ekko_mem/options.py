@@ -8,6 +8,7 @@ this module imports nothing heavier than the vocabularies.
 """
 from __future__ import annotations
 
+from .config_values import SETTINGS as CONFIG_SETTINGS
 from .errors import ExitCode
 from .policy.budget import COUNTERS
 from .policy.vocab import ACTORS, FORMATS, ROLES, SCOPES, TYPES
@@ -22,7 +23,8 @@ class Opt:
     choices / range: what a given value must be; a choice is matched as the service matches
     it (case and outer spaces aside). A value outside is refused with the `refusal` exit code,
     and the hint suggests `example`, else the default.
-    complete: values to offer, or the name of a node column whose known values are offered.
+    complete: values to offer, or the kind of value `ekko-mem __complete KIND` lists (ids,
+    nodes, messages, events, sessions, keys, categories, domains; actions_complete.py).
     field: the design's name for what the option fills (categoryPath, valueJson, ...).
     """
 
@@ -60,13 +62,15 @@ class Opt:
 
 
 class Arg:
-    """A command's positional argument; at most one per command."""
+    """A command's positional argument; at most one per command. complete: as Opt's. many:
+    it takes every word left (a list), as `config set KEY VALUE` does."""
 
-    __slots__ = ("param", "help", "metavar", "required")
+    __slots__ = ("param", "help", "metavar", "required", "complete", "many")
 
     def __init__(self, param: str, help: str, *, metavar: str | None = None,
-                 required: bool = False) -> None:
+                 required: bool = False, complete=(), many: bool = False) -> None:
         self.param, self.help, self.metavar, self.required = param, help, metavar, required
+        self.complete, self.many = complete, many
 
 
 class Command:
@@ -92,14 +96,15 @@ WORKSPACE = Opt("--workspace -w", "workspace",
 JSON = Opt("--json", "as_json", "flag", False, help="Machine-readable JSON on stdout.")
 QUIET = Opt("--quiet -q", "quiet", "flag", False, help="Print nothing but errors.")
 NO_COLOR = Opt("--no-color", "no_color", "flag", False, help="No colour (also NO_COLOR).")
-SESSION = Opt("--session -s", "session",
+SESSION = Opt("--session -s", "session", complete="sessions",
               help="Session id (default: EKKO_SESSION, else 'default').")
 YES = Opt("--yes -y", "yes", "flag", False, help="Confirm; no question asked.")
 REVEAL = Opt("--reveal", "reveal", "flag", False,
              help="Show credentials as stored (masked as [secret removed] by default).")
 REASON = Opt("--reason", "reason", default="", help="Why (kept in the audit trail).")
 LIMIT = Opt("--limit -n", "limit", "int", 20, range=(1, None), help="At most this many.")
-SINCE = Opt("--since", "since", help="ISO time, or -2h / -3d ago.")
+SINCE = Opt("--since", "since", help="From this time on: an ISO date or time, -2h / -3d ago,"
+            " yesterday, 昨天, today, 'last week'.")
 
 SCOPE = Opt("--scope", "scope", choices=SCOPES, field="scope",
             help="session, workspace, user or global.")
@@ -107,11 +112,11 @@ SCOPES_OPT = SCOPE.but(kind="append", field="scopes", help="Only these scopes (r
 TYPE = Opt("--type", "type", choices=TYPES, field="type",
            help="preference, fact, decision, task, recipe, skill, constraint, correction.")
 TYPES_OPT = TYPE.but(kind="append", field="types", help="Only these types (repeatable).")
-DOMAIN = Opt("--domain", "domain", complete="domain", field="domain",
+DOMAIN = Opt("--domain", "domain", complete="domains", field="domain",
              help="Domain, e.g. 生活技能 or engineering.")
-CATEGORY = Opt("--category", "category", complete="category_path_text",
+CATEGORY = Opt("--category", "category", complete="categories",
                field="categoryPathPrefix", help="Category path, e.g. 生活技能/做饭/饮食偏好.")
-KEY = Opt("--key", "key", complete="key", field="key",
+KEY = Opt("--key", "key", complete="keys", field="key",
           help="Controlled key, e.g. avoid_ingredient.")
 VALUE = Opt("--value", "value", field="valueJson",
             help="valueJson: JSON, or plain text taken as a string.")
@@ -122,6 +127,9 @@ APPLY = Opt("--apply", "apply", help="Apply a JSON answer made by any tool, from
 PRINT_PROMPT = Opt("--print-prompt", "print_prompt", "flag", False,
                    help="Print the prompt an LLM would get, and stop.")
 UNIT = (0, 1)  # confidence and importance
+CONFIG_KEYS = tuple(CONFIG_SETTINGS)
+CONFIG_USER = Opt("--user", "user", "flag", False,
+                  help="The user's config.toml (EKKO_HOME, else ~/.ekko), not the workspace's.")
 
 COMMANDS = {c.name: c for c in (
     Command(
@@ -150,7 +158,8 @@ COMMANDS = {c.name: c for c in (
             SESSION,
             Opt("--role", "role", default="user", choices=ROLES,
                 help="user, assistant, system or tool."),
-            Opt("--parent", "parent", help="Id of the message this one answers."),
+            Opt("--parent", "parent", complete="messages",
+                help="Id of the message this one answers."),
             Opt("--meta", "meta", "append", help="key=value into metadata (repeatable)."),
             Opt("--jsonl", "jsonl", help="Append many MemoryMessage JSON lines from FILE or -"
                 " (one transaction)."),
@@ -169,7 +178,7 @@ COMMANDS = {c.name: c for c in (
             SESSION, LIMIT.but(help="How many messages."),
             Opt("--sessions", "sessions", "flag", False,
                 help="List the sessions instead, most recent first."),
-            REVEAL, WORKSPACE, JSON, NO_COLOR)),
+            REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
         "migrate", "actions:do_migrate",
         """Apply pending schema migrations to the workspace memory db.
@@ -179,7 +188,7 @@ COMMANDS = {c.name: c for c in (
         options=(
             Opt("--status", "status", "flag", False, help="List applied and pending."),
             Opt("--dry-run", "dry_run", "flag", False, help="Print what would run."),
-            WORKSPACE, JSON)),
+            WORKSPACE, JSON, QUIET)),
     Command(
         "remember", "actions_memory:do_remember",
         """Remember a preference, fact, decision, task or constraint (exit 3: confirm, 4: refused).
@@ -201,12 +210,16 @@ COMMANDS = {c.name: c for c in (
                 field="importance", help="0 to 1 (default 0.7)."),
             Opt("--expires", "expires", field="expiresAt",
                 help="ISO time, +2h, +3d, today, tomorrow."),
-            Opt("--supersedes", "supersedes", help="Id of the memory this one replaces."),
-            Opt("--source", "source", "append", field="sourceMessageIds",
+            Opt("--supersedes", "supersedes", complete="nodes",
+                help="Id of the memory this one replaces."),
+            Opt("--source", "source", "append", field="sourceMessageIds", complete="messages",
                 help="Source message id (repeatable)."),
             REASON,
             Opt("--actor", "actor", default="user", choices=ACTORS, complete=(),
                 help="user (default), agent or extractor: who proposes it."),
+            Opt("--dry-run", "dry_run", "flag", False,
+                help="Print what would be stored (create, supersede, refresh or refused);"
+                " write nothing."),
             YES, WORKSPACE, JSON, QUIET)),
     Command(
         "query", "actions_memory:do_query",
@@ -216,7 +229,8 @@ COMMANDS = {c.name: c for c in (
         Example: ekko-mem query 你喜欢什么运动
         Example: ekko-mem query "staging database port" --messages --since "last week"
         """,
-        fast=True, design="query", arg=Arg("text", "Words to search for (FTS)."),
+        fast=True, design="query",
+        arg=Arg("text", "Words to search for; '-' or nothing with piped stdin reads stdin."),
         options=(
             SCOPES_OPT, SESSION, DOMAIN, CATEGORY, TYPES_OPT, KEY, VALUE,
             Opt("--tag", "tag", "append", field="tags", help="Has this tag."),
@@ -228,21 +242,27 @@ COMMANDS = {c.name: c for c in (
             LIMIT.but(field="limit"),
             Opt("--messages", "messages", "flag", False,
                 help="Search the raw message log of every session instead."),
-            SINCE.but(help="With --messages: from this time on (2026-05-01, 'last week')."),
-            REVEAL, WORKSPACE, JSON, NO_COLOR)),
+            SINCE.but(help="With --messages: from this time on (2026-05-01, -2d, yesterday,"
+                      " 昨天, 'last week')."),
+            REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
         "forget", "actions_memory:do_forget",
         """Forget memories: soft by default (status deleted); --hard removes them for good.
 
-        Several matches, or --hard, need --yes (exit 3 lists the candidates). --hard also
+        ID may be words instead: the active memories they match (ranked as query ranks them)
+        are listed and, at a terminal, a question asks before they go; elsewhere exit 3 lists
+        them until --yes. Several matches, or --hard, need --yes too. --hard also
         removes the text from older versions, audit copies, context records and summaries,
         in one transaction per db; an interrupted run is finished by running it again.
         Example: ekko-mem forget --key avoid_ingredient --value 香菜 --reason "不再忌口"
+        Example: ekko-mem forget 我老婆不吃辣
         """,
-        design="selector", arg=Arg("node_id", "Id (or unique prefix) of the memory.", metavar="ID"),
+        design="selector", arg=Arg("node_id", "Id (or unique prefix) of the memory, or words"
+                                   " that find it.", metavar="ID|TEXT", complete="nodes"),
         options=(
             SCOPE, DOMAIN, CATEGORY, TYPE, KEY, VALUE,
             Opt("--source-message", "source_message", field="sourceMessageId",
+                complete="messages",
                 help="Every memory taken from this message."),
             Opt("--all-workspace", "all_workspace", "flag", False, field="workspace",
                 help="Every memory in this workspace."),
@@ -252,7 +272,7 @@ COMMANDS = {c.name: c for c in (
                 help="Remove for good (text, index and audit copies)."),
             Opt("--purge-sources", "purge_sources", "flag", False,
                 help="With --hard: also the source messages."),
-            Opt("--message", "message", "append", metavar="ID",
+            Opt("--message", "message", "append", metavar="ID", complete="messages",
                 help="With --hard: erase this logged message (repeatable)."),
             Opt("--verify", "verify", "flag", False, help="With --hard: byte-scan the db, -wal"
                 " and -shm files afterwards; exit 1 if the text is still there."),
@@ -263,16 +283,20 @@ COMMANDS = {c.name: c for c in (
 
         Example: ekko-mem audit --node mem_01k --json
         """,
+        fast=True,
         options=(
-            Opt("--node", "node", help="Only this node."), SINCE, LIMIT.but(default=50),
-            REVEAL, WORKSPACE, JSON, NO_COLOR)),
+            Opt("--node", "node", complete="nodes", help="Only this node."), SINCE,
+            LIMIT.but(default=50),
+            REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
         "audit undo", "actions_memory:do_undo",
         """Reverse a soft change (create, update, supersede, expire, delete) as a new change.
 
+        An event already undone is left alone (exit 0, naming the undo); undoing an undo
+        makes its change again.
         Example: ekko-mem audit undo evt_01k
         """,
-        arg=Arg("event", "Audit event id (or unique prefix).", required=True),
+        arg=Arg("event", "Audit event id (or unique prefix).", required=True, complete="events"),
         options=(REASON, WORKSPACE, JSON, QUIET)),
     Command(
         "show", "actions_memory:do_show",
@@ -281,16 +305,18 @@ COMMANDS = {c.name: c for c in (
         Credentials print as [secret removed] unless --reveal.
         Example: ekko-mem show mem_01k
         """,
+        fast=True,
         arg=Arg("identifier", "A node, message, summary or event id (or unique prefix).",
-                metavar="ID", required=True),
-        options=(REVEAL, WORKSPACE, JSON, NO_COLOR)),
+                metavar="ID", required=True, complete="ids"),
+        options=(REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
         "edit", "actions_memory:do_edit",
         """Edit a memory in $EDITOR (JSON); saved as an audited update or supersede.
 
         Example: EDITOR=nano ekko-mem edit mem_01k
         """,
-        arg=Arg("identifier", "Node id (or prefix).", metavar="ID", required=True),
+        arg=Arg("identifier", "Node id (or prefix).", metavar="ID", required=True,
+                complete="nodes"),
         options=(REASON, YES, WORKSPACE, JSON, QUIET)),
     Command(
         "expire", "actions_memory:do_expire",
@@ -326,10 +352,11 @@ COMMANDS = {c.name: c for c in (
 
         Example: ekko-mem explain --last
         """,
+        fast=True,
         arg=Arg("context_id", "A context run id (default: the last one).", metavar="CONTEXT_ID"),
         options=(
             Opt("--last", "last", "flag", False, help="The last context run."),
-            REVEAL, WORKSPACE, JSON)),
+            REVEAL, WORKSPACE, JSON, QUIET)),
     Command(
         "schema", "actions:do_schema",
         """Print a JSON Schema (usable with `llm --schema`).
@@ -337,7 +364,8 @@ COMMANDS = {c.name: c for c in (
         Example: ekko-mem schema extraction > extraction.schema.json
         """,
         arg=Arg("name", "summary, extraction, node, context, message, query, query-result, rule,"
-                " audit-event, propose-update or forget.", required=True)),
+                " audit-event, propose-update or forget.", required=True),
+        options=(QUIET,)),
     Command(
         "summarize", "actions_summary:do_summarize",
         """Append the next summary, built from the previous one and the new messages only.
@@ -371,10 +399,11 @@ COMMANDS = {c.name: c for c in (
 
         Example: ekko-mem export > backup.jsonl
         """,
+        fast=True,
         options=(
             SCOPES_OPT, SESSION,
             Opt("--output -o", "output", help="Write to FILE (mode 0600) instead of stdout."),
-            WORKSPACE)),
+            WORKSPACE, QUIET)),
     Command(
         "import", "actions_memory:do_import",
         """Import an export file: all or nothing, ids and times kept, twice adds nothing.
@@ -403,9 +432,13 @@ COMMANDS = {c.name: c for c in (
 
         Example: ekko-mem hooks run post-commit --rev HEAD~1
         """,
-        arg=Arg("hook", "The hook being run: post-commit.", required=True),
+        fast=True,
+        arg=Arg("hook", "The hook being run: post-commit.", required=True,
+                complete=("post-commit",)),
         options=(
             Opt("--rev", "rev", default="HEAD", help="The commit to record."),
+            Opt("--branch", "branch", help="The branch it was made on (default: the one"
+                " checked out now; the hook passes the one it was made on)."),
             WORKSPACE, JSON, QUIET)),
     Command(
         "doctor", "actions:do_doctor",
@@ -422,18 +455,50 @@ COMMANDS = {c.name: c for c in (
                 " file and the full-text index for TEXT (proves an erasure)."),
             WORKSPACE, JSON, QUIET)),
     Command(
-        "config", "actions:do_config",
+        "config", "actions_config:do_config",
         """Show the effective settings and the file each one came from (workspace wins over user).
 
+        A problem in a file (a bad value, an unknown key, broken TOML) is shown with its
+        file, line and key, and the fix; then the exit code is 4.
         Example: ekko-mem config --json
         """,
-        options=(WORKSPACE, JSON, NO_COLOR)),
+        fast=True, options=(WORKSPACE, JSON, QUIET, NO_COLOR)),
+    Command(
+        "config get", "actions_config:do_config_get",
+        """Print the value of one setting in effect (exit 5 when it is unset and has no default).
+
+        Example: ekko-mem config get context.budget
+        """,
+        arg=Arg("key", "A setting, e.g. context.budget ('ekko-mem config' lists them).",
+                required=True, complete=CONFIG_KEYS),
+        options=(WORKSPACE, JSON, QUIET)),
+    Command(
+        "config set", "actions_config:do_config_set",
+        """Set one setting in the workspace's config.toml, or with --user in the user's.
+
+        Outside a workspace the user's file is written. The value is checked as the file's
+        would be (exit 2 when it is wrong); comments and other lines are kept.
+        Example: ekko-mem config set context.budget 800
+        Example: ekko-mem config set extractor.command "llm -m gpt-4o-mini" --user
+        """,
+        arg=Arg("words", "The setting and its value.", metavar="KEY VALUE", required=True,
+                complete=CONFIG_KEYS, many=True),
+        options=(CONFIG_USER, WORKSPACE, JSON, QUIET)),
+    Command(
+        "config unset", "actions_config:do_config_unset",
+        """Remove one setting from the workspace's config.toml, or with --user from the user's.
+
+        Nothing to remove is not an error (exit 0).
+        Example: ekko-mem config unset context.budget
+        """,
+        arg=Arg("key", "The setting to remove.", required=True, complete=CONFIG_KEYS),
+        options=(CONFIG_USER, WORKSPACE, JSON, QUIET)),
     Command(
         "mcp", "actions:do_mcp",
-        """Serve the memory tools to an agent over MCP on stdio (needs the mcp extra).
+        """Serve the memory tools to an agent over MCP on stdio.
 
-        Tools: memory_search, memory_get, memory_propose_update, memory_forget.
-        Install with: pip install 'ekko-mem[mcp]'
+        Tools: memory_search, memory_get, memory_context, memory_propose_update,
+        memory_forget, memory_log.
 
         Example: ekko-mem mcp --workspace ~/src/myproject --session agent-1
         """,

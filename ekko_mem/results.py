@@ -141,6 +141,16 @@ class Writes(Result):
         return first_refusal(self.answers)
 
 
+class Rehearsed(Result):
+    """A dry run of `remember`: what each proposal would store, or why it would be refused;
+    nothing was written."""
+    answers: list
+
+    @property
+    def error(self) -> EkkoError | None:
+        return first_refusal(self.answers)
+
+
 class ForgetOutcome(Result):
     """`forget`: what was deleted or erased, or the candidates a selector matched;
     `scan_command` is the command line named when erasure could not be verified."""
@@ -154,8 +164,10 @@ class QueryResult(Result):
 
 
 class AuditTrail(Result):
-    """`audit`: events, newest first."""
+    """`audit`: events, newest first, and the title of each node they name (by node id;
+    None: not looked up)."""
     events: list
+    titles: dict | None = None
 
 
 class Undone(Result):

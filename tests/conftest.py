@@ -52,6 +52,21 @@ def _isolate(monkeypatch, home: Path) -> None:
     monkeypatch.setenv("EKKO_USER", "tester")
 
 
+@pytest.fixture
+def utc():
+    """Local time is UTC in this process (human times and time words read the local zone),
+    wherever the tests run; the zone is put back after."""
+    saved = os.environ.get("TZ")
+    os.environ["TZ"] = "UTC"
+    time.tzset()
+    yield
+    if saved is None:
+        os.environ.pop("TZ", None)
+    else:
+        os.environ["TZ"] = saved
+    time.tzset()  # libc reads the zone again only when told
+
+
 @pytest.fixture(autouse=True)
 def hermetic(tmp_path, monkeypatch):
     ws = tmp_path / "ws"

@@ -1,7 +1,8 @@
 """man/ and completions/ are generated from the app: fresh, complete, and they work.
 
 The command tree is walked here independently of scripts/gen_docs.py, so a generator that skips
-a command or an option fails these tests instead of agreeing with itself.
+a command or an option fails these tests instead of agreeing with itself. The bash, fish and
+zsh scripts are run by the shells themselves; PowerShell's is Typer's, served by the command.
 """
 from __future__ import annotations
 
@@ -152,10 +153,26 @@ def test_man_page_documents_every_option_and_argument(path, command, ctx):
         assert f"\\fB{var}\\fR" in text
 
 
-def test_zsh_completion_is_a_two_line_autoload_file():
+def test_zsh_completion_is_an_autoload_file():
     lines = (ROOT / "completions/_ekko-mem").read_text().splitlines()
-    assert len(lines) == 2 and lines[0] == "#compdef ekko-mem"
-    assert "_EKKO_MEM_COMPLETE=complete_zsh ekko-mem" in lines[1] and lines[1].startswith("eval ")
+    assert lines[0] == "#compdef ekko-mem"
+    assert not any(line.startswith(("function ", "_ekko_mem()")) for line in lines[:3])
+
+
+@pytest.mark.parametrize("file", ["ekko-mem.bash", "ekko-mem.fish", "_ekko-mem"])
+def test_scripts_ask_the_hidden_command_for_each_kind_of_value(file):
+    from ekko_mem.options import COMMANDS
+    kinds = {source for c in COMMANDS.values()
+             for source in [c.arg.complete if c.arg else None, *(o.complete for o in c.options)]
+             if isinstance(source, str)}
+    assert kinds >= {"ids", "nodes", "messages", "events", "keys", "categories", "domains"}
+    text = (ROOT / "completions" / file).read_text()
+    asks = "_ekko_mem_ask {}" if file.endswith(".bash") else "__complete {}"
+    for kind in kinds:
+        assert asks.format(kind) in text, kind
+    if file.endswith(".bash"):
+        assert '__complete "$1" "$cur"' in text
+    assert "_EKKO_MEM_COMPLETE" not in text  # no Typer at a TAB
 
 
 def _protocol(env: dict) -> subprocess.CompletedProcess:
@@ -188,39 +205,55 @@ def complete(env: dict) -> str:
     return proc.stdout
 
 
-@pytest.mark.parametrize("file,shell", [("ekko-mem.bash", "bash"), ("ekko-mem.fish", "fish"),
-                                        ("ekko-mem.ps1", "powershell"), ("_ekko-mem", "zsh")])
-def test_shipped_scripts_are_what_the_command_serves(file, shell):
-    served = complete({"_EKKO_MEM_COMPLETE": f"source_{shell}"}).strip()
-    shipped = (ROOT / "completions" / file).read_text().splitlines()
-    if shell == "zsh":  # the autoload file is the body of the function Typer serves
-        assert shipped[1] in [line.strip() for line in served.splitlines()]
-    else:
-        assert "\n".join(line for line in shipped if not line.startswith("# ")) == served
+def test_powershell_script_is_what_the_command_serves():
+    served = complete({"_EKKO_MEM_COMPLETE": "source_powershell"}).strip()
+    shipped = (ROOT / "completions" / "ekko-mem.ps1").read_text().splitlines()
+    assert "\n".join(line for line in shipped if not line.startswith("# ")) == served
+
+
+def bash_complete(*words: str, cwd=None) -> list[str]:
+    """What the shipped bash script offers for `words` (the last one being typed)."""
+    script = ('source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _ekko_mem;'
+              ' printf "%s\\n" "${COMPREPLY[@]}"')
+    env = {**os.environ, "PATH": f"{BIN.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(["bash", "-c", script, "_", str(ROOT / "completions/ekko-mem.bash"),
+                           "ekko-mem", *words], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    return [line for line in proc.stdout.splitlines() if line]
 
 
 @pytest.mark.parametrize("path,command,ctx", GROUPS, ids=[" ".join(g[0]) for g in GROUPS])
 def test_bash_completion_lists_every_subcommand(path, command, ctx):
-    words = " ".join(path) + " "
-    out = complete({"_EKKO_MEM_COMPLETE": "complete_bash", "COMP_WORDS": words,
-                    "COMP_CWORD": str(len(path))}).split()
-    assert set(children(command, ctx)) <= set(out)
+    assert set(children(command, ctx)) <= set(bash_complete(*path[1:], ""))
 
 
 @pytest.mark.parametrize("path,command,ctx", COMMANDS, ids=IDS)
 def test_bash_completion_lists_every_option(path, command, ctx):
-    out = complete({"_EKKO_MEM_COMPLETE": "complete_bash", "COMP_WORDS": " ".join(path) + " -",
-                    "COMP_CWORD": str(len(path))}).split()
-    assert set(flags(command, ctx)) <= set(out)
+    assert set(flags(command, ctx)) <= set(bash_complete(*path[1:], "-"))
 
 
-@pytest.mark.parametrize("shell,env", [
-    ("zsh", {"_TYPER_COMPLETE_ARGS": "ekko-mem "}),
-    ("fish", {"_TYPER_COMPLETE_ARGS": "ekko-mem ", "_TYPER_COMPLETE_FISH_ACTION": "get-args"}),
-    ("powershell", {"_TYPER_COMPLETE_ARGS": "ekko-mem", "_TYPER_COMPLETE_WORD_TO_COMPLETE": ""}),
-])
-def test_other_shells_complete_every_command(shell, env):
-    out = complete({"_EKKO_MEM_COMPLETE": f"complete_{shell}", **env})
+def fish_complete(line: str, cwd=None) -> list[str]:
+    env = {**os.environ, "PATH": f"{BIN.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    proc = subprocess.run(["fish", "--no-config", "-c", 'source $argv[1]; complete -C $argv[2]',
+                           str(ROOT / "completions/ekko-mem.fish"), line], capture_output=True,
+                          text=True, env=env, cwd=cwd, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    return [row.split("\t")[0] for row in proc.stdout.splitlines()]
+
+
+@pytest.mark.skipif(shutil.which("fish") is None, reason="fish is not installed")
+@pytest.mark.parametrize("path,command,ctx", COMMANDS, ids=IDS)
+def test_fish_completes_every_subcommand_and_option(path, command, ctx):
+    prefix = " ".join(path) + " "
+    if hasattr(command, "list_commands"):
+        assert set(children(command, ctx)) <= set(fish_complete(prefix))
+    assert set(flags(command, ctx)) <= set(fish_complete(prefix + "-"))
+
+
+def test_powershell_protocol_completes_every_command():
+    out = complete({"_EKKO_MEM_COMPLETE": "complete_powershell",
+                    "_TYPER_COMPLETE_ARGS": "ekko-mem", "_TYPER_COMPLETE_WORD_TO_COMPLETE": ""})
     _, root, ctx = COMMANDS[0]
     for name in children(root, ctx):
         assert re.search(rf'(^|"){re.escape(name)}("|\t|:::|$)', out, re.MULTILINE), name

@@ -1,14 +1,18 @@
 """The post-commit hook in real temporary git repositories.
 
 The installed command installs the hook (it writes the path it was started as into the hook)
-and git runs it, so every commit here goes through the binary.
+and git runs it, so every commit here goes through the binary. The hook records in the
+background, so a test waits for the records it expects (`recorded`) before reading them.
 """
 from __future__ import annotations
 
 import os
 import subprocess
+import time
 
 import pytest
+
+WAIT_S = 60  # a bound on a background record under a loaded machine, not a speed check
 
 
 def git(repo, *args, env=None):
@@ -38,10 +42,22 @@ def git_log(cli, cwd=None):
     return cli("history", "-s", "git", "-n", "100", "--json", cwd=cwd).jsonl()
 
 
+def recorded(cli, count, cwd=None):
+    """The git session's messages once `count` commits are recorded (the hook's background
+    record lands after git returns)."""
+    deadline = time.monotonic() + WAIT_S
+    while True:
+        log = git_log(cli, cwd)
+        if len(log) >= count or time.monotonic() > deadline:
+            assert len(log) == count, log
+            return log
+        time.sleep(0.05)
+
+
 def test_commit_is_logged_with_sha_branch_paths_and_trailers(cli, repo):
     sha = commit(repo, "a.txt", "Add search\n\nDecision: use SQLite FTS5\n"
                                 "Constraint: never push to main directly\n")
-    (msg,) = git_log(cli)
+    (msg,) = recorded(cli, 1)
     assert msg["role"] == "tool" and msg["content"] == "Add search"
     assert msg["metadata"] == {"source": "git", "sha": sha, "branch": "main",
                                "paths": ["a.txt"]}
@@ -55,17 +71,20 @@ def test_commit_is_logged_with_sha_branch_paths_and_trailers(cli, repo):
 
 def test_recording_is_idempotent_by_sha_and_amend_rebase_add_new_commits(cli, repo):
     commit(repo, "a.txt", "one\n\nDecision: keep it small")
+    recorded(cli, 1)
     assert cli("hooks", "run", "post-commit", "--json").json()["recorded"] is False
     git(repo, "commit", "-q", "--amend", "-m", "one, amended\n\nDecision: keep it small")
-    log = git_log(cli)
+    log = recorded(cli, 2)
     assert [m["content"] for m in log] == ["one", "one, amended"]
     git(repo, "checkout", "-q", "-b", "side", "HEAD")
     commit(repo, "b.txt", "two")
+    recorded(cli, 3)
     git(repo, "checkout", "-q", "main")
     commit(repo, "c.txt", "three")
+    recorded(cli, 4)
     git(repo, "checkout", "-q", "side")
     git(repo, "rebase", "-q", "main")
-    contents = [m["content"] for m in git_log(cli)]
+    contents = [m["content"] for m in recorded(cli, 5)]
     assert contents.count("two") == 2  # the replayed commit has a new sha
     shas = [m["metadata"]["sha"] for m in git_log(cli)]
     assert len(shas) == len(set(shas))
@@ -77,8 +96,9 @@ def test_linked_worktree_commits_land_in_the_main_workspace(cli, repo, tmp_path)
     commit(repo, "a.txt", "base")
     other = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", str(other), "-b", "feature")
+    recorded(cli, 1)
     commit(other, "w.txt", "from the worktree")
-    log = git_log(cli)
+    log = recorded(cli, 2)
     assert log[-1]["content"] == "from the worktree"
     assert log[-1]["metadata"]["branch"] == "feature"
 
@@ -93,7 +113,7 @@ def test_chains_with_an_existing_hook_and_uninstall_removes_only_ours(cli, cli_p
     assert cli("hooks", "install", "--json").json()["installed"] is False
     commit(hermetic, "a.txt", "one")
     assert (hermetic / "user-hook.log").read_text() == "mine\n"
-    assert len(git_log(cli)) == 1
+    recorded(cli, 1)
     assert cli("hooks", "uninstall", "--json").json()["removed"] is True
     assert hook.read_text() == "#!/bin/sh\necho mine >> user-hook.log\n"
 
@@ -122,3 +142,52 @@ def test_hook_fails_open_when_ekko_mem_is_missing_or_broken(cli, repo):
         (repo / ".ekko" / f"memory.db{suffix}").unlink(missing_ok=True)
     commit(repo, "y.txt", "commits with a broken memory db")
     assert git(repo, "log", "-1", "--format=%s").strip() == "commits with a broken memory db"
+
+
+def test_every_commit_of_a_burst_is_recorded_once(cli, repo):
+    # Back-to-back commits start their background records at once; none may be lost.
+    shas = [commit(repo, f"f{i}.txt", f"burst {i}") for i in range(8)]
+    log = recorded(cli, 8)
+    assert sorted(m["metadata"]["sha"] for m in log) == sorted(shas)
+
+
+def test_the_hook_names_the_commit_and_its_branch_before_git_returns(cli, repo):
+    hook = (repo / ".git" / "hooks" / "post-commit").read_text()
+    begin = hook.index("# >>> ekko-mem post-commit >>>")
+    block = hook[begin:]
+    assert "rev-parse HEAD" in block and "rev-parse --abbrev-ref HEAD" in block
+    run = next(line for line in block.splitlines() if "hooks run post-commit" in line)
+    assert '--rev "${EKKO_MEM_SHA:-HEAD}"' in run and '--branch "$EKKO_MEM_BRANCH"' in run
+    assert run.rstrip().endswith("</dev/null >/dev/null 2>&1 ) &")  # detached, no streams
+    # What the background run is given is what it records, whatever is checked out by then.
+    (repo / "a.txt").write_text("a")
+    git(repo, "add", "a.txt")
+    git(repo, "-c", f"core.hooksPath={repo / 'no-hooks'}", "commit", "-q", "-m", "on main")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "later")
+    out = cli("hooks", "run", "post-commit", "--rev", sha, "--branch", "main", "--json")
+    assert out.code == 0, out
+    (msg,) = git_log(cli)
+    assert msg["metadata"]["branch"] == "main" and msg["metadata"]["sha"] == sha
+
+
+def test_install_replaces_a_block_from_an_older_version_and_keeps_the_rest(cli, hermetic):
+    git(hermetic, "init", "-q", "-b", "main")
+    hook = hermetic / ".git" / "hooks" / "post-commit"
+    old = ("#!/bin/sh\necho mine >> user-hook.log\n\n# >>> ekko-mem post-commit >>>\n"
+           "ekko-mem hooks run post-commit </dev/null >/dev/null 2>&1 || true\n"
+           "# <<< ekko-mem post-commit <<<\necho after >> user-hook.log\n")
+    hook.write_text(old)
+    hook.chmod(0o755)
+    cli("init")
+    out = cli("hooks", "install", "--json").json()
+    assert out["installed"] is True and out["updated"] is True and out["chained"] is True
+    text = hook.read_text()
+    assert text.startswith("#!/bin/sh\necho mine >> user-hook.log\n")
+    assert text.rstrip().endswith("echo after >> user-hook.log")
+    assert text.count("# >>> ekko-mem post-commit >>>") == 1 and "|| true" not in text
+    assert "EKKO_MEM_SHA" in text
+    assert cli("hooks", "install", "--json").json()["installed"] is False
+    commit(hermetic, "a.txt", "one")
+    recorded(cli, 1)
+    assert (hermetic / "user-hook.log").read_text() == "mine\nafter\n"

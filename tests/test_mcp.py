@@ -1,7 +1,9 @@
-"""`ekko-mem mcp` end to end: the SDK's own stdio client against a real server subprocess.
+"""`ekko-mem mcp` end to end, against a real server subprocess: the SDK's own stdio client,
+and raw JSON-RPC lines for what a client library would never send.
 
-One server serves the whole module (spawning one costs ~0.5 s); each test writes memories
-with its own domain or values so the tests do not depend on each other's order.
+One server serves the SDK tests (a client session costs ~0.5 s to start); each of them writes
+memories with its own domain or values, so they do not depend on each other's order. The raw
+tests run a server of their own over a fresh workspace and read every reply it wrote.
 """
 from __future__ import annotations
 
@@ -16,10 +18,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from ekko_mem.models import ForgetRequest, MemoryNode, MemoryQuery, ProposeUpdate
+from ekko_mem.models import (ForgetRequest, MemoryContext, MemoryNode, MemoryQuery,
+                             ProposeUpdate)
 
 BIN = Path(sys.executable).with_name("ekko-mem")
-TOOLS = {"memory_search", "memory_get", "memory_propose_update", "memory_forget"}
+TOOLS = {"memory_search", "memory_get", "memory_context", "memory_propose_update",
+         "memory_forget", "memory_log"}
 COOK = ["生活技能", "做饭", "饮食偏好"]
 needs_mcp = pytest.mark.skipif(importlib.util.find_spec("mcp") is None,
                                reason="the optional mcp package is not installed")
@@ -115,7 +119,7 @@ def ids(result: dict, part: str = "exact") -> list[str]:
 
 # -- the tools and their shapes ------------------------------------------------------------
 @needs_mcp
-def test_lists_exactly_the_four_tools_with_the_design_shapes(agent):
+def test_lists_exactly_the_six_tools_with_the_design_shapes(agent):
     tools = agent.tools()
     assert set(tools) == TOOLS
     props = {name: set(_field(t, "input_schema", "inputSchema")["properties"])
@@ -124,6 +128,8 @@ def test_lists_exactly_the_four_tools_with_the_design_shapes(agent):
     assert props["memory_get"] == {"id", "type", "key", "valueJson", "scope", "domain"}
     assert props["memory_propose_update"] == set(ProposeUpdate.model_fields) | {"confirm"}
     assert props["memory_forget"] == set(ForgetRequest.model_fields) | {"confirm"}
+    assert props["memory_context"] == {"text", "budget", "session"}
+    assert props["memory_log"] == {"content", "role", "session", "parent", "metadata", "confirm"}
     propose = tools["memory_propose_update"].description
     assert "记住" in propose and "avoid_ingredient" in propose and "flavor_profile" in propose
     assert "requiresConfirmation" in tools["memory_forget"].description
@@ -214,11 +220,9 @@ def test_hard_delete_asks_first(agent):
 # -- errors ---------------------------------------------------------------------------------
 @needs_mcp
 def test_errors_are_tool_errors_and_the_server_keeps_serving(agent):
+    # Arguments that fit the schema but not the service: the model reads why, and retries.
     empty = agent.call("memory_get")
     assert empty.error and "memory_get needs an id or a type" in empty.text
-    unknown = agent.call("memory_propose_update", operation="create",
-                         node={"title": "x", "colour": "red"}, reason="r")
-    assert unknown.error and "colour" in unknown.text
     bad_key = agent.call("memory_search", key="  ")
     assert bad_key.error and "key must be a non-empty string" in bad_key.text
     missing = agent.call("memory_propose_update", operation="supersede", targetId="mem_nope",
@@ -262,16 +266,15 @@ def test_an_mcp_write_audits_like_a_cli_write_but_for_its_actor(agent, place, cl
 
 
 # -- without the SDK ------------------------------------------------------------------------
-def test_without_the_sdk_mcp_exits_6_with_the_install_hint(tmp_path, cli, ws):
+def test_the_server_needs_no_sdk(tmp_path, ws):
     # A package named mcp that fails to import, first on sys.path: as if it were missing.
     fake = tmp_path / "no-mcp" / "mcp"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text("raise ImportError('hidden by the test')\n")
-    result = cli("mcp", env={"PYTHONPATH": str(fake.parent)})
-    assert result.code == 6, result
-    assert result.err == ("ekko-mem: the MCP server needs the optional 'mcp' package;"
-                          " pip install 'ekko-mem[mcp]'\n")
-    assert result.out == ""
+    hello, listed = exchange([HELLO, request(2, "tools/list")], cwd=ws,
+                             env={"PYTHONPATH": str(fake.parent)})
+    assert hello["result"]["protocolVersion"] == "2025-06-18"
+    assert "memory_context" in {t["name"] for t in listed["result"]["tools"]}
 
 
 @needs_mcp
@@ -287,3 +290,265 @@ def test_credentials_are_confirmed_on_the_way_in_and_masked_on_the_way_out(agent
     for answer in (got, found):
         assert key not in json.dumps(answer, ensure_ascii=False)
         assert "[secret removed]" in json.dumps(answer, ensure_ascii=False)
+
+
+@needs_mcp
+def test_context_and_log_through_the_sdk_client(agent):
+    logged = agent.call("memory_log", content="今晚想吃点清淡的", session="mcp-context").data
+    assert logged["sessionId"] == "mcp-context" and logged["role"] == "user"
+    context = agent.call("memory_context", text="今晚吃什么？", session="mcp-context").data
+    MemoryContext.model_validate(context)
+    assert [m["id"] for m in context["recentMessages"]] == [logged["id"]]
+    assert "今晚想吃点清淡的" in context["text"]
+
+
+# -- raw JSON-RPC lines ----------------------------------------------------------------------
+def request(ident, method: str, params=None) -> dict:
+    frame = {"jsonrpc": "2.0", "id": ident, "method": method}
+    if params is not None:
+        frame["params"] = params
+    return frame
+
+
+def tool(ident, name: str, **arguments) -> dict:
+    return request(ident, "tools/call", {"name": name, "arguments": arguments})
+
+
+HELLO = request("hello", "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                        "clientInfo": {"name": "raw", "version": "0"}})
+NOW = {"EKKO_NOW": "2026-03-01T12:00:00Z"}
+
+
+def exchange(frames: list, *, cwd, args=(), env=None) -> list:
+    """Every reply `ekko-mem mcp` writes for `frames` (JSON values, or bytes sent as the line
+    they are) until stdin closes."""
+    data = b"".join((f if isinstance(f, bytes) else json.dumps(f, ensure_ascii=False).encode())
+                    + b"\n" for f in frames)
+    proc = subprocess.run([str(BIN), "mcp", *args], input=data, capture_output=True, cwd=cwd,
+                          env={**os.environ, **(env or {})}, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+def results(replies: list) -> dict:
+    """Tool results by request id (the handshake's left out)."""
+    return {r["id"]: r["result"] for r in replies if r["id"] != "hello"}
+
+
+# (what, the line, its answer: (code or "ok", id), None for none, a list for a batch)
+MALFORMED = [
+    ("not JSON", b"not json", (-32700, None)),
+    ("a cut-off object", b'{"jsonrpc": "2.0", "id": 1, "method": "ping"', (-32700, None)),
+    ("invalid UTF-8", b'{"jsonrpc": "2.0", "id": 1, "method": "\xff"}', (-32700, None)),
+    ("NaN", b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": NaN}}',
+     (-32700, None)),
+    ("a string", b'"ping"', (-32600, None)),
+    ("a number", b"42", (-32600, None)),
+    ("null", b"null", (-32600, None)),
+    ("no jsonrpc", {"id": 2, "method": "ping"}, (-32600, 2)),
+    ("jsonrpc 1.0", {"jsonrpc": "1.0", "id": 3, "method": "ping"}, (-32600, 3)),
+    ("no method", {"jsonrpc": "2.0", "id": 4}, (-32600, 4)),
+    ("a method that is a number", {"jsonrpc": "2.0", "id": 5, "method": 7}, (-32600, 5)),
+    ("an object for id", {"jsonrpc": "2.0", "id": {"n": 1}, "method": "ping"}, (-32600, None)),
+    ("a null id", {"jsonrpc": "2.0", "id": None, "method": "ping"}, (-32600, None)),
+    ("an unknown method", request(6, "resources/list"), (-32601, 6)),
+    ("params a string", request(7, "tools/list", "all"), (-32602, 7)),
+    ("params an array", request(8, "tools/call", ["memory_search"]), (-32602, 8)),
+    ("initialize with no version", request(9, "initialize", {}), (-32602, 9)),
+    ("an unknown tool", request(10, "tools/call", {"name": "memory_drop"}), (-32602, 10)),
+    ("arguments a string",
+     request(11, "tools/call", {"name": "memory_search", "arguments": "香菜"}), (-32602, 11)),
+    ("a wrong type", tool(12, "memory_search", limit="many"), (-32602, 12)),
+    ("an unknown field", tool(13, "memory_propose_update", operation="create", reason="r",
+                              node={"title": "x", "colour": "red"}), (-32602, 13)),
+    ("a required field missing", tool(14, "memory_log", role="user"), (-32602, 14)),
+    ("confirm not a boolean", tool(15, "memory_forget", id="mem_x", reason="r", confirm="yes"),
+     (-32602, 15)),
+    ("a negative budget", tool(16, "memory_context", budget=-1), (-32602, 16)),
+    ("confirm where none is taken", tool(17, "memory_get", id="mem_x", confirm=True),
+     (-32602, 17)),
+    ("a lone surrogate", b'{"jsonrpc": "2.0", "id": 18, "method": "tools/call", "params":'
+     b' {"name": "memory_log", "arguments": {"content": "\\ud800"}}}', (-32602, 18)),
+    ("a notification", {"jsonrpc": "2.0", "method": "notifications/initialized"}, None),
+    ("a notification with bad params", {"jsonrpc": "2.0", "method": "x/y", "params": 3}, None),
+    ("a response", {"jsonrpc": "2.0", "id": 19, "result": {}}, None),
+    ("an empty batch", b"[]", (-32600, None)),
+    ("a batch", [request("b1", "ping"), {"jsonrpc": "2.0", "method": "notifications/cancelled"},
+                 "x", request("b2", "no/such")], [("ok", "b1"), (-32600, None), (-32601, "b2")]),
+    ("a batch of notifications", [{"jsonrpc": "2.0", "method": "notifications/initialized"}],
+     None),
+]
+
+
+def _shape(reply):
+    if isinstance(reply, list):
+        return [_shape(r) for r in reply]
+    assert reply["jsonrpc"] == "2.0"
+    if "error" in reply:
+        assert reply["error"]["message"]
+        return (reply["error"]["code"], reply["id"])
+    return ("ok", reply["id"])
+
+
+@needs_mcp
+def test_every_malformed_frame_gets_its_error_and_the_server_keeps_serving(ws):
+    frames = [HELLO]
+    for number, (_, line, _) in enumerate(MALFORMED):
+        frames += [line, request(f"after-{number}", "ping")]
+    replies = exchange(frames, cwd=ws)
+    assert _shape(replies[0]) == ("ok", "hello")
+    rest, wrong = replies[1:], []
+    for number, (what, _, expected) in enumerate(MALFORMED):
+        # Replies come in order: what stands before this frame's ping is its answer, and the
+        # ping's own answer shows the server still serving.
+        pings = [i for i, r in enumerate(rest) if isinstance(r, dict)
+                 and r.get("id") == f"after-{number}"]
+        assert pings, f"no answer to the ping after {what}"
+        answer, after, rest = rest[:pings[0]], rest[pings[0]], rest[pings[0] + 1:]
+        if [_shape(a) for a in answer] != ([] if expected is None else [expected]):
+            wrong.append((what, answer))
+        assert after["result"] == {}
+    assert wrong == [] and rest == []
+    said = {r["id"]: r["error"]["message"] for r in replies
+            if isinstance(r, dict) and "error" in r and r["id"] is not None}
+    assert said[13] == ("Invalid params: memory_propose_update arguments: node.colour:"
+                        " Extra inputs are not permitted")
+    assert said[10].startswith("Invalid params: unknown tool 'memory_drop'; the tools are ")
+    assert said[6] == "Method not found: resources/list"
+
+
+@needs_mcp
+def test_the_handshake_answers_the_clients_version_or_the_newest(ws):
+    old, odd = exchange([HELLO, request(2, "initialize", {"protocolVersion": "1999-01-01"})],
+                        cwd=ws)
+    assert old["result"]["protocolVersion"] == "2025-06-18"
+    assert odd["result"]["protocolVersion"] == "2025-11-25"
+    assert old["result"]["capabilities"] == {"tools": {"listChanged": False}}
+    assert "memory_context" in old["result"]["instructions"]
+
+
+# -- the context and log tools, against the commands ---------------------------------------
+def _without_run_id(context: dict) -> dict:
+    return {k: v for k, v in context.items() if k != "contextId"}
+
+
+@needs_mcp
+def test_the_context_tool_answers_what_the_context_command_prints(ws, cli):
+    with open(ws / ".ekko" / "config.toml", "a", encoding="utf-8") as config:
+        config.write("\n[context]\nbudget = 250\n")
+    for argv in (("remember", "以后做饭别给我推荐香菜，我喜欢少油少辣。"),
+                 ("remember", "--type", "decision", "--title", "部署到内网"),
+                 ("log", "今晚想吃点清淡的", "-s", "chat-1"),
+                 ("log", "好的，推荐清蒸鱼。", "--role", "assistant", "-s", "chat-1"),
+                 ("log", "另一段对话", "-s", "chat-2")):
+        assert cli(*argv, env=NOW).code == 0
+    answers = results(exchange([HELLO, tool(1, "memory_context", text="今晚吃什么？", budget=300),
+                                tool(2, "memory_context"),
+                                tool(3, "memory_context", text="部署", session="chat-2")],
+                               cwd=ws, args=("--session", "chat-1"), env=NOW))
+    commands = {1: ("今晚吃什么？", "--budget", "300", "-s", "chat-1"), 2: ("-s", "chat-1"),
+                3: ("部署", "-s", "chat-2")}
+    for ident, argv in commands.items():
+        printed = cli("context", *argv, "--format", "json", env=NOW)
+        assert printed.code == 0, printed
+        answer = answers[ident]
+        assert answer["isError"] is False
+        assert json.loads(answer["content"][0]["text"]) == answer["structuredContent"]
+        assert _without_run_id(answer["structuredContent"]) == _without_run_id(printed.json())
+    first = answers[1]["structuredContent"]
+    assert "香菜" in first["text"] and first["diagnostics"]["budget"] == 300
+    assert answers[2]["structuredContent"]["diagnostics"]["budget"] == 250  # from config.toml
+    assert [m["content"] for m in answers[3]["structuredContent"]["recentMessages"]] == [
+        "另一段对话"]
+
+
+@needs_mcp
+def test_the_log_tool_writes_as_log_does_and_history_shows_it(ws, cli):
+    first = cli("log", "今晚想吃点清淡的", "-s", "chat-7", "--json", env=NOW).jsonl()[0]
+    key = "glpat-Ab12Cd34Ef56Gh78Ij90"
+    answers = results(exchange([HELLO,
+                                tool(1, "memory_log", content="好的，推荐清蒸鱼。", role="assistant",
+                                     parent=first["id"], metadata={"model": "demo"}),
+                                tool(2, "memory_log", content=f"token {key}", session="chat-7"),
+                                tool(3, "memory_log", content="x" * 100_001)],
+                               cwd=ws, args=("--session", "chat-7"), env=NOW))
+    reply, masked = answers[1]["structuredContent"], answers[2]["structuredContent"]
+    assert reply["parentId"] == first["id"] and reply["role"] == "assistant"
+    assert masked["content"] == "token [secret removed]"
+    assert masked.pop("notes") == ["an API key in the message was replaced by [secret removed]"
+                                   " (ask again with confirm to keep it as written)"]
+    history = cli("history", "-s", "chat-7", "--json", "--reveal").jsonl()
+    assert history == [first, reply, masked]
+    # The same size limit, in the same words as the command's error line.
+    too_long = cli("log", "-s", "chat-7", input="x" * 100_001)
+    assert too_long.code == 4
+    assert answers[3]["isError"] is True
+    assert answers[3]["content"][0]["text"] == too_long.err.removeprefix("ekko-mem: ").rstrip()
+    assert len(cli("history", "-s", "chat-7", "--json").jsonl()) == 3
+
+
+# -- NUL bytes: refused on every write path, nothing written --------------------------------
+def _records(cli) -> list:
+    return cli("export").jsonl()
+
+
+@needs_mcp
+def test_nul_is_refused_by_the_tools_with_nothing_written(ws, cli):
+    before = _records(cli)
+    nul = "香\x00菜"
+    drafts = {"title": {"title": nul}, "content": {"content": nul},
+              "valueJson": {"key": "avoid_ingredient", "valueJson": nul},
+              "tags": {"title": "忌口", "tags": ["忌口", nul]}}
+    frames = [HELLO] + [tool(field, "memory_propose_update", operation="create", reason="r",
+                             node={"scope": "workspace", **node})
+                        for field, node in drafts.items()]
+    frames += [tool("log", "memory_log", content=nul),
+               tool("meta", "memory_log", content="ok", metadata={"note": nul})]
+    answers = results(exchange(frames, cwd=ws))
+    for field in drafts:
+        answer = answers[field]["structuredContent"]
+        assert answer["accepted"] is False, field
+        assert (answer["reason"], answer["hint"]) == (f"memory {field} contains a NUL byte",
+                                                      "strip binary data first")
+    for ident, field in (("log", "content"), ("meta", "metadata")):
+        assert answers[ident]["isError"] is True
+        assert answers[ident]["content"][0]["text"] == (
+            f"message {field} contains a NUL byte; strip binary data first")
+    assert _records(cli) == before
+
+
+def test_nul_is_refused_by_every_command_that_writes(ws, cli, tmp_path):
+    node = cli("remember", "--type", "decision", "--title", "部署到内网", "--json").jsonl()[0]
+    before = _records(cli)
+    hint = "strip binary data first"
+    cases = [
+        (("remember", "-"), "记住我不吃香\x00菜", f"message content contains a NUL byte; {hint}"),
+        (("remember", "--key", "avoid_ingredient", "--value", '"香\\u0000菜"'), None,
+         f"memory valueJson contains a NUL byte; {hint}"),
+        (("log", "-"), "a\x00b", f"message content contains a NUL byte; {hint}"),
+        (("log", "--jsonl", "-"), '{"content": "ok", "metadata": {"k": "\\u0000"}}\n',
+         f"line 1: message metadata contains a NUL byte; {hint}; nothing was written"),
+    ]
+    for argv, stdin, line in cases:
+        out = cli(*argv, input=stdin)
+        assert (out.code, out.err) == (4, f"ekko-mem: {line}\n"), argv
+    # edit: the editor writes the JSON escape \u0000 into the content
+    script = tmp_path / "edit.py"
+    script.write_text("import json, sys\npath = sys.argv[1]\nnode = json.load(open(path))\n"
+                      "node['content'] = '部署到\\x00内网'\njson.dump(node, open(path, 'w'))\n")
+    edited = cli("edit", node["nodeId"], env={"EDITOR": f"{sys.executable} {script}"})
+    lead = f"ekko-mem: memory content contains a NUL byte; {hint}; your text is kept in "
+    assert edited.code == 4 and edited.err.startswith(lead), edited
+    Path(edited.err[len(lead):].strip()).unlink()
+    # import: a new message, and a new node, each with a NUL in its text
+    exported = {r["kind"]: r for r in before}
+    message = {"kind": "message", "data": {"id": "msg_nul", "sessionId": "s", "role": "user",
+                                           "content": "a\x00b", "createdAt": NOW["EKKO_NOW"]}}
+    copy = {**exported["node"]["data"], "id": "mem_nul", "content": "部署到\x00内网"}
+    for record, kind in ((message, "message"), ({"kind": "node", "data": copy}, "node")):
+        file = tmp_path / f"{kind}.jsonl"
+        file.write_text(json.dumps(exported["header"]) + "\n" + json.dumps(record) + "\n")
+        out = cli("import", str(file), "--yes")
+        assert (out.code, out.err) == (4, f"ekko-mem: line 2: {kind} content contains a NUL"
+                                          f" byte; {hint}; nothing was imported\n")
+    assert _records(cli) == before

@@ -22,6 +22,10 @@ REFUSED = Answer({"accepted": False, "operation": "rejected", "nodeId": None, "s
                   "reason": REFUSAL.message}, REFUSAL)
 
 
+# Human times are local: these tests read them in UTC, wherever they run.
+pytestmark = pytest.mark.usefixtures("utc")
+
+
 @pytest.fixture
 def shown(capsys):
     """Emit a result; (stdout, stderr)."""
@@ -94,7 +98,7 @@ INIT = {"workspace": "/w", "db": "/w/.ekko/memory.db", "workspaceId": "ws_1", "c
 def test_init(shown):
     gitignore = "added .ekko/ to .gitignore (memory stays private)\n"
     assert shown(r.Initialised(INIT)) == ("initialised /w/.ekko/memory.db\n", gitignore)
-    assert shown(r.Initialised(INIT), quiet=True) == ("initialised /w/.ekko/memory.db\n", "")
+    assert shown(r.Initialised(INIT), quiet=True) == ("", "")
     again = {**INIT, "created": False, "gitignore": "present"}
     assert shown(r.Initialised(again)) == (
         "already initialised: /w/.ekko/memory.db (nothing changed)\n", "")
@@ -113,6 +117,10 @@ def test_migrate(shown):
     assert shown(r.Migration(ran))[0] == lines(head, "applied  m004_add_index")
     assert shown(r.Migration(MIGRATION, status=True))[0] == lines(
         head, "applied  001 m001_create_tables at T1", "pending  004 m004_add_index")
+    applied = {**MIGRATION, "applied": [{**MIGRATION["applied"][0],
+                                         "appliedAt": "2024-01-02T03:04:05.000Z"}]}
+    assert "at 2024-01-02 03:04 UTC" in shown(r.Migration(applied, status=True))[0]
+    assert shown(r.Migration(MIGRATION, status=True), quiet=True) == ("", "")
     assert shown(r.Migration(MIGRATION, dry_run=True))[0] == lines(
         head, "would apply  004 m004_add_index")
     assert shown(r.Migration(MIGRATION), as_json=True)[0] == pretty(MIGRATION)
@@ -193,21 +201,23 @@ def test_log(shown):
 
 def test_history_piped_is_tab_separated_one_line_each(shown):
     history = r.History({"sessionId": "s1", "messages": [MESSAGE]})
-    assert shown(history) == ("2024-01-02T03:04:05Z\tmsg_1\tuser\thello world\n", "")
+    assert shown(history) == ("2024-01-02 03:04 UTC\tmsg_1\tuser\thello world\n", "")
+    assert shown(history, quiet=True) == ("", "")
     assert shown(history, as_json=True)[0].count("\n") == 1
 
 
 def test_sessions(shown):
-    found = [{"sessionId": "s1", "messages": 2, "firstAt": "T1", "lastAt": "T2"}]
-    assert shown(r.Sessions(found)) == ("s1\t2\tT1\tT2\n", "")
+    found = [{"sessionId": "s1", "messages": 2, "firstAt": "T1",
+              "lastAt": "2024-01-02T03:04:05Z"}]
+    assert shown(r.Sessions(found)) == ("s1\t2\tT1\t2024-01-02 03:04 UTC\n", "")
     assert shown(r.Sessions(found), as_json=True)[0] == (
-        '{"sessionId":"s1","messages":2,"firstAt":"T1","lastAt":"T2"}\n')
+        '{"sessionId":"s1","messages":2,"firstAt":"T1","lastAt":"2024-01-02T03:04:05Z"}\n')
 
 
 def test_message_search(shown):
     hits = {"messages": [{"message": MESSAGE, "score": 1.234}]}
     assert shown(r.MessageHits(hits)) == (
-        "msg_1\ts1\t2024-01-02 03:04\tuser\thello world\t1.23\n", "")
+        "msg_1\ts1\t2024-01-02 03:04 UTC\tuser\thello world\t1.23\n", "")
     assert shown(r.MessageHits({"messages": []})) == ("", "no message matches\n")
     assert shown(r.MessageHits(hits), as_json=True)[0] == pretty(hits)
 
@@ -263,32 +273,51 @@ def test_query(shown):
     found = {"exact": [NODE], "relevant": [{**NODE, "id": "mem_2", "key": None}],
              "omitted": [{"nodeId": "mem_9", "reason": "expired"}], "scores": {}}
     assert shown(r.QueryResult(found)) == (lines(
+        "exact",
         "mem_1\tworkspace\tpreference\tno cilantro [food.cilantro=false]\tactive\t0.90",
+        "relevant",
         "mem_2\tworkspace\tpreference\tno cilantro\tactive\t0.90",
+        "omitted",
         "mem_9\texpired"), "")
+    assert shown(r.QueryResult(found), quiet=True) == ("", "")
     nothing = {"exact": [], "relevant": [], "omitted": [], "scores": {}}
     assert shown(r.QueryResult(nothing)) == ("", "no memory matches\n")
     assert shown(r.QueryResult(found), as_json=True)[0] == pretty(found)
 
 
-def test_query_on_a_terminal_is_a_rich_table_without_colour_when_asked(shown, monkeypatch):
+def test_query_on_a_terminal_is_a_table_with_no_escape_codes_when_asked(shown, monkeypatch):
     monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "80")
     found = {"exact": [NODE], "relevant": [], "omitted": [], "scores": {}}
     out, err = shown(r.QueryResult(found), no_color=True)
-    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
-    assert plain.splitlines()[0].strip() == "exact"
-    assert "┃ id    ┃ scope" in plain and "│ mem_1 │ workspace │" in plain
-    assert re.search(r"\x1b\[(3\d|9\d|4\d)", out) is None  # styles, but no colour
-    assert err == ""
+    assert "\x1b" not in out and err == ""
+    assert [line.rstrip() for line in out.splitlines()] == [
+        "exact",
+        "id                                                        status",
+        "scope type            memory                              conf",
+        "────────────────────────────────────────────────────────────────",
+        "mem_1                 no cilantro  [food.cilantro=false]  active",
+        "workspace preference                                      0.90"]
+    coloured, _ = shown(r.QueryResult(found))
+    assert "\x1b[" in coloured and re.sub(r"\x1b\[[0-9;]*m", "", coloured) == out
 
 
-def test_audit(shown):
-    events = [{"createdAt": "T1", "id": "evt_1", "eventType": "create", "nodeId": None,
-               "actor": "user", "reason": "said so " * 10}]
-    assert shown(r.AuditTrail(events)) == (
-        "T1\tevt_1\tcreate\t-\tuser\t" + ("said so " * 10)[:49].rstrip() + "…\n", "")
-    assert shown(r.AuditTrail(events), as_json=True)[0] == json.dumps(
-        events[0], separators=(",", ":")) + "\n"
+def test_audit_names_what_each_memory_says(shown):
+    events = [{"createdAt": "2024-01-02T03:04:05.000Z", "id": "evt_2", "eventType": "delete",
+               "nodeId": "mem_1", "actor": "user", "reason": "said so " * 10},
+              {"createdAt": "T1", "id": "evt_1", "eventType": "create", "nodeId": "mem_0",
+               "actor": "user", "reason": "purged"},
+              {"createdAt": "T0", "id": "evt_0", "eventType": "import", "actor": "user",
+               "reason": "old"}]
+    trail = r.AuditTrail(events, {"mem_1": "no  cilantro\n"})
+    assert shown(trail) == (lines(
+        "2024-01-02 03:04 UTC\tevt_2\tdelete\tmem_1\tuser\t"
+        + ("said so " * 10)[:49].rstrip() + "…\tno cilantro",
+        "T1\tevt_1\tcreate\tmem_0\tuser\tpurged\t(erased)",
+        "T0\tevt_0\timport\t-\tuser\told\t"), "")
+    assert shown(trail, quiet=True) == ("", "")
+    assert shown(trail, as_json=True)[0] == "".join(
+        json.dumps(e, separators=(",", ":")) + "\n" for e in events)
 
 
 def test_undo(shown):
@@ -297,7 +326,7 @@ def test_undo(shown):
 
 
 def test_show_a_node(shown):
-    node = {**NODE, "tags": [], "content": ""}
+    node = {**NODE, "tags": [], "content": "", "createdAt": "2024-01-02T03:04:05.000Z"}
     record = {"kind": "node", "node": node, "chain": [{**node, "id": "mem_0",
                                                        "status": "superseded"}, node],
               "sources": [MESSAGE], "events": [{"createdAt": "T1", "id": "evt_1",
@@ -312,17 +341,19 @@ def test_show_a_node(shown):
         "valueJson     False",
         "title         no cilantro",
         "confidence    0.9",
+        "createdAt     2024-01-02 03:04 UTC",
         "",
         "versions (oldest first):",
         "    mem_0 superseded no cilantro  [food.cilantro=false]",
         "  * mem_1 active     no cilantro  [food.cilantro=false]",
         "",
         "source messages:",
-        "  msg_1 2024-01-02T03:04:05Z [user] hello world",
+        "  msg_1 2024-01-02 03:04 UTC [user] hello world",
         "",
         "audit:",
         "  T1 evt_1 create    user      said so"), "")
     assert shown(r.Shown(record), as_json=True)[0] == pretty(record)
+    assert shown(r.Shown(record), quiet=True) == ("", "")
 
 
 def test_show_a_message(shown):
@@ -388,8 +419,9 @@ def test_explain(shown):
 def test_summary_chain(shown):
     chain = [{"id": "sum_1", "fromMessageId": "msg_1", "toMessageId": "msg_9",
               "parentSummaryId": None, "needsRegeneration": True, "summary": "talked food"}]
-    assert shown(r.SummaryChain(chain), quiet=True) == (lines(
+    assert shown(r.SummaryChain(chain)) == (lines(
         "sum_1  msg_1..msg_9  parent -  (needs regeneration)", "    talked food"), "")
+    assert shown(r.SummaryChain(chain), quiet=True) == ("", "")
     assert shown(r.SummaryChain(chain), as_json=True)[0].count("\n") == 1
 
 

@@ -114,7 +114,8 @@ def test_invalid_config_stops_commands_with_file_line_and_key(cli, ws):
     assert cli("config").code == 4
     (ws / ".ekko" / "config.toml").write_text('[sensitive]\npolicy = "maybe"\n')
     bad = cli("remember", "x")
-    assert bad.code == 4 and "use one of: confirm, refuse, allow" in bad.err
+    assert bad.code == 4 and "must be one of confirm, refuse, allow" in bad.err
+    assert bad.err.endswith("; run 'ekko-mem config set sensitive.policy confirm'\n")
 
 
 def test_sensitive_policy_refuse(cli, ws):

@@ -227,7 +227,9 @@ def test_fast_path_and_typer_path_agree():
     from ekko_mem.cli import FAST_COMMANDS, defaults, parse_fast
     group = get_command(app)
     for name, spec in FAST_COMMANDS.items():
-        command = group.commands[name]
+        command = group
+        for word in name.split():  # `hooks run` is a command of the hooks group
+            command = command.commands[word]
         typer_opts = {opt: p.name for p in command.params for opt in p.opts}
         for opt in spec.options:
             for flag in opt.flags:

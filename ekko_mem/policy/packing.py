@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..ids import new_id
 from . import topics
+from .localtime import local_date, local_minute
 from .printable import printable
 from .schema import HEALTH_KEYS
 
@@ -82,9 +83,9 @@ def _flat(text: str) -> str:
 def _node_line(node: dict, chinese: bool) -> str:
     text = _flat(node.get("content") or node["title"])
     if node.get("expiresAt"):
-        until = node["expiresAt"][:16].replace("T", " ")
-        text += f"（临时，至 {until} UTC，优先于长期偏好）" if chinese else \
-            f" (temporary, until {until} UTC; outranks long-term preferences)"
+        until = local_minute(node["expiresAt"])  # the person's clock, zone named
+        text += f"（临时，至 {until}，优先于长期偏好）" if chinese else \
+            f" (temporary, until {until}; outranks long-term preferences)"
     return f"- {text}"
 
 
@@ -149,7 +150,7 @@ def build_items(input_text, gathered, sections, ranked, chinese, food=False) -> 
             # for on every message (the session is in the JSON output).
             items.add("history", _pick(HEADINGS["history"], chinese), cand.id,
                       _message_line(msg, chinese), PRIORITY["history"],
-                      (msg["createdAt"], index), sub=msg["createdAt"][:10])
+                      (msg["createdAt"], index), sub=local_date(msg["createdAt"]))
     return items
 
 

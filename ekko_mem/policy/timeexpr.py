@@ -73,6 +73,42 @@ def parse_when(text: str, now: datetime) -> datetime:
         raise UsageError(f"cannot read {text.strip()!r} as a time", f"use {ACCEPTED}") from None
 
 
+SINCE_ACCEPTED = ("an ISO date or time like 2026-05-01, -2d or -3h (that long ago), or words"
+                  " like yesterday, 昨天, today, 今天, 'last week', 上周, '3 days ago'")
+
+
+def parse_since(text: str, now: datetime) -> datetime:
+    """Where a listing or search "since" text starts: -2d and -3h count back from now, an
+    ISO time or date is itself, and time words (yesterday, 昨天, last week, today) start at
+    the local midnight of the first day they name. Anything else raises UsageError."""
+    now = _as_utc(now)
+    phrase = " ".join(text.strip().lower().split())
+    if phrase.startswith("-"):
+        match = _relative_pattern().fullmatch(phrase[1:].strip())
+        if match:
+            amount, unit = int(match.group(1)), _UNITS[match.group(2)]
+            try:
+                return now - timedelta(**{unit: amount})
+            except OverflowError:
+                raise UsageError(f"{text.strip()!r} is too far back",
+                                 f"give {SINCE_ACCEPTED}") from None
+    try:
+        return parse_time(text)
+    except (ValueError, OverflowError):
+        pass
+    from ..retrieval.timewords import find_window
+    found = find_window(phrase, now) if phrase else None
+    if found is None:
+        raise UsageError(f"cannot read {text.strip()!r} as a time to start from",
+                         f"give {SINCE_ACCEPTED}")
+    return parse_time(found[0][0])
+
+
+def is_past(moment: datetime, now: datetime) -> bool:
+    """An expiry at or before now has passed: queries treat expiresAt <= now as expired."""
+    return _as_utc(moment) <= _as_utc(now)
+
+
 def end_of_local_day(now: datetime) -> datetime:
     """23:59:59.999 local time on now's local day, as an aware UTC datetime."""
     return _end_of_local_day(_as_utc(now), 0)

@@ -26,6 +26,7 @@ RENDERERS = {
     r.Sessions: "messages:SessionsView",
     r.MessageHits: "messages:MessageHitsView",
     r.Writes: "memory:WritesView",
+    r.Rehearsed: "memory:RehearsedView",
     r.ForgetOutcome: "memory:ForgetView",
     r.QueryResult: "memory:QueryView",
     r.AuditTrail: "memory:AuditView",
@@ -65,6 +66,10 @@ class Renderer:
     def markdown(self, result) -> None:
         self.human(result)
 
+    def found(self, result) -> bool:
+        """Whether a listing found anything: when quiet, the exit code says it."""
+        return True
+
 
 def renderer_for(result_type: type) -> type[Renderer]:
     module, name = RENDERERS[result_type].split(":")
@@ -78,3 +83,8 @@ def emit(result: r.Result, *, fmt: str = "human", as_json: bool = False, quiet: 
     view = renderer_for(type(result))(quiet=quiet, no_color=no_color)
     view.diagnose(result)
     getattr(view, FORMATS["json" if as_json else fmt])(result)
+    if quiet and not view.found(result):
+        # As `grep -q`: nothing printed, the answer is the exit code (5, not found: 1 is an
+        # error here). Not an EkkoError, which would print an error line.
+        from ..errors import ExitCode
+        raise SystemExit(int(ExitCode.NOT_FOUND))

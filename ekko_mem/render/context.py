@@ -23,8 +23,10 @@ class ContextView(Renderer):
 
 class ExplanationView(Renderer):
     def human(self, result) -> None:
+        if self.quiet:
+            return
         data = result.data
-        out = [f"context {data['contextId']} ({data['createdAt']})"
+        out = [f"context {data['contextId']} ({human.when(data['createdAt'])})"
                + (f" for: {data['queryText']}" if data.get("queryText") else "")]
         found = data.get("retrieval") or {}
         if found:
@@ -44,6 +46,6 @@ def _item_lines(item: dict) -> list[str]:
     out = [f"- {item['title']}  ({item['id']}, {item.get('scope', '?')}){rank}"]
     if item.get("reason"):
         out.append(f"    why: {item['reason']}")
-    out += [f"    from {source['sessionId']} at {source['createdAt']}:"
+    out += [f"    from {source['sessionId']} at {human.when(source['createdAt'])}:"
             f" {human.short(source['content'], 60)}" for source in item.get("sources", [])]
     return out

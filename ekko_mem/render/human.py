@@ -1,33 +1,84 @@
-"""Rich tables for people at a terminal; plain aligned text when piped. rich loads lazily."""
+"""Text for people: rich tables at a terminal, tab-separated lines when piped, times in the
+local zone. rich loads lazily."""
 from __future__ import annotations
 
+import re
 import sys
 
+from ..policy.localtime import local_minute
 from ..policy.printable import printable
+
+# A column whose lines are all this narrow keeps its width and never wraps: an id (22 cells),
+# a local time ("2026-11-30 23:59 +05:30"), a pair of words ("workspace preference").
+KEEP_WHOLE = 24
+# Ids and times inside a column that wraps: it is never made narrower than the widest of
+# them, so a table at 80 columns breaks text between words, never an id or a time.
+_TOKEN = re.compile(r"\b[a-z]{3}_[0-9a-z]{18}\b|\d{4}-\d{2}-\d{2} \d{2}:\d{2} \S+"
+                    r"|\d{4}-\d{2}-\d{2}T\S+")
+
+
+def when(iso: str) -> str:
+    """A stored time as people read it: local, to the minute, with the zone."""
+    return local_minute(iso)
+
+
+def piped() -> bool:
+    return not sys.stdout.isatty()
 
 
 def _console(color: bool):
     from rich.console import Console
-    return Console(no_color=not color, highlight=False, soft_wrap=False,
+    # No colour system at all, rather than rich's no_color, which still writes bold and italic.
+    return Console(color_system="auto" if color else None, highlight=False, soft_wrap=False,
                    force_terminal=color or None)
 
 
 def table(title: str, columns: list[str], rows: list[list[str]], *,
-          no_color: bool = False) -> None:
-    """A table: rich on a terminal, tab-separated lines (easy to cut/awk) otherwise."""
-    if not sys.stdout.isatty():
-        for row in rows:
-            sys.stdout.write("\t".join(_one_line(c) for c in row) + "\n")
-        return
-    from rich.markup import escape
-    from rich.table import Table
-    grid = Table(title=title, title_justify="left", show_lines=False)
-    for name in columns:
-        grid.add_column(name, overflow="fold")
+          no_color: bool = False, heading: bool = False) -> None:
+    """A table: rich on a terminal, tab-separated lines (easy to cut/awk) otherwise, after
+    the title on a line of its own when `heading`."""
+    if piped():
+        tsv(rows, title if heading else None)
+    else:
+        grid(title, columns, rows, no_color=no_color)
+
+
+def tsv(rows: list[list[str]], heading: str | None = None) -> None:
+    if heading is not None:
+        sys.stdout.write(_one_line(heading) + "\n")
     for row in rows:
-        grid.add_row(*(escape(printable(str(c))) for c in row))
+        sys.stdout.write("\t".join(_one_line(c) for c in row) + "\n")
+
+
+def grid(title: str, columns: list[str], rows: list[list[str]], *,
+         no_color: bool = False) -> None:
+    """A rich table; a cell may hold several lines. Narrow columns keep their width, wide ones
+    wrap between words; a blank line parts the rows when any of them takes several lines."""
+    from rich import box
+    from rich.cells import cell_len
+    from rich.table import Table
+    from rich.text import Text
+
     from ..env import Env
-    _console(not no_color and Env().color()).print(grid)
+    console = _console(not no_color and Env().color())
+    cells = [[printable(str(c)) for c in row] for row in rows]
+    layout = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+                 pad_edge=False, padding=(0, 1, 0, 0))
+    widths = []
+    for index, name in enumerate(columns):
+        lines = [line for row in [columns, *cells] for line in row[index].split("\n")]
+        widest = max(map(cell_len, lines))
+        widths.append(widest)
+        if widest <= KEEP_WHOLE:
+            layout.add_column(name, width=widest, no_wrap=True)
+        else:
+            tokens = [cell_len(token) for line in lines for token in _TOKEN.findall(line)]
+            layout.add_column(name, min_width=max(tokens, default=None), overflow="fold")
+    layout.show_lines = any("\n" in c for row in cells for c in row) or \
+        sum(widths) + 2 * (len(widths) - 1) > console.width
+    for row in cells:
+        layout.add_row(*map(Text, row))
+    console.print(layout)
 
 
 def _one_line(value) -> str:

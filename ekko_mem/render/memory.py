@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from . import Renderer, human, machine
-from .nodes import node_rows, print_show
+from .nodes import node_cells, node_rows, print_show
 
 
 class WritesView(Renderer):
@@ -35,6 +35,36 @@ def _describe_write(answer: dict) -> str:
     return text
 
 
+class RehearsedView(Renderer):
+    """A dry run of `remember`: each would-be write in a few lines; stdout stays the plan."""
+
+    def json(self, result) -> None:
+        machine.emit_jsonl(result.answers)
+
+    def human(self, result) -> None:
+        if self.quiet:
+            return
+        human.lines([line for plan in result.answers for line in _plan_lines(plan)])
+        human.note("dry run: nothing was written")
+
+
+def _plan_lines(plan: dict) -> list[str]:
+    import json
+    op = plan["operation"]
+    if op == "refused":
+        return [f"would refuse: {plan.get('reason', '')}"]
+    what = f"{plan.get('scope', '')} {plan.get('type', 'memory')}"
+    head = {"supersede": f"would supersede {plan.get('supersededId')} with a {what}",
+            "refresh": f"would refresh {plan.get('nodeId')}, the same {what}"
+            }.get(op, f"would {op} a {what}")
+    value = json.dumps(plan.get("valueJson"), ensure_ascii=False)
+    rows = [("title", plan.get("title")), ("category", "/".join(plan.get("categoryPath") or [])),
+            ("key", f"{plan['key']} = {value}" if plan.get("key") else ""),
+            ("expires", plan.get("expiresAt")), ("reason", plan.get("reason"))]
+    return [head, *(f"  {name:9} {text}" for name, text in rows if text),
+            *(f"  note: {note}" for note in plan.get("notes", []))]
+
+
 class ForgetView(Renderer):
     def human(self, result) -> None:
         data = result.data
@@ -43,6 +73,21 @@ class ForgetView(Renderer):
                          for c in data["candidates"]])
         elif not self.quiet:
             human.lines(_forget_lines(data, result.scan_command))
+
+
+YES_WORDS = {"y", "yes", "是", "是的", "好", "确定", "确认"}
+
+
+def confirm_forget(candidates: list[dict], *, hard: bool) -> bool:
+    """Ask the person at the terminal (stderr, then a line from stdin); anything but a yes,
+    end of input included, keeps the memories."""
+    import sys
+    these = "this memory" if len(candidates) == 1 else f"these {len(candidates)} memories"
+    for c in candidates:
+        human.note(f"  {c['id']}  {c['scope']}  {human.short(c['title'], 70)}")
+    sys.stderr.write(f"forget {these}{' for good' if hard else ''}? [y/N] ")
+    sys.stderr.flush()
+    return sys.stdin.readline().strip().lower() in YES_WORDS
 
 
 def _forget_lines(data: dict, scan_command: str) -> list[str]:
@@ -62,35 +107,71 @@ def _forget_lines(data: dict, scan_command: str) -> list[str]:
 
 
 class QueryView(Renderer):
+    """Each section under its title, piped or not: exact, relevant, omitted."""
+
+    def found(self, result) -> bool:
+        return bool(result.data["exact"] or result.data["relevant"])
+
     def human(self, result) -> None:
+        if self.quiet:
+            return
         data = result.data
         for title in ("exact", "relevant"):
-            if data[title]:
-                human.table(title, ["id", "scope", "type", "memory", "status", "conf"],
-                            node_rows(data[title]), no_color=self.no_color)
+            if not data[title]:
+                continue
+            if human.piped():
+                human.tsv(node_rows(data[title]), title)
+            else:
+                human.grid(title, ["id\nscope type", "memory", "status\nconf"],
+                           node_cells(data[title]), no_color=self.no_color)
         if data["omitted"]:
             human.table("omitted", ["id", "reason"],
                         [[o["nodeId"], o["reason"]] for o in data["omitted"]],
-                        no_color=self.no_color)
-        if not (data["exact"] or data["relevant"]):
+                        no_color=self.no_color, heading=True)
+        if not self.found(result):
             human.note("no memory matches")
 
 
 class AuditView(Renderer):
+    """Each event with what its memory says (the node's title), so the trail reads without
+    looking every id up."""
+
     def json(self, result) -> None:
         machine.emit_jsonl(result.events)
 
+    def found(self, result) -> bool:
+        return bool(result.events)
+
     def human(self, result) -> None:
-        human.table("audit", ["time", "event", "type", "node", "actor", "reason"],
-                    [[e["createdAt"], e["id"], e["eventType"], e.get("nodeId") or "-",
-                      e["actor"], human.short(e["reason"], 50)] for e in result.events],
-                    no_color=self.no_color)
+        if self.quiet:
+            return
+        events = [(e, self._title(result, e)) for e in result.events]
+        if human.piped():  # the title last: the fields before it keep their places
+            return human.tsv([[human.when(e["createdAt"]), e["id"], e["eventType"],
+                               e.get("nodeId") or "-", e["actor"], human.short(e["reason"], 50),
+                               human.short(title, 70)] for e, title in events])
+        human.grid("audit", ["time\nactor", "event\ntype", "memory\nreason"],
+                   [[f"{human.when(e['createdAt'])}\n{e['actor']}",
+                     f"{e['id']}\n{e['eventType']}",
+                     "\n".join(filter(None, [e.get("nodeId"), title, f"why: {e['reason']}"]))]
+                    for e, title in events], no_color=self.no_color)
+
+    @staticmethod
+    def _title(result, event: dict) -> str:
+        node = event.get("nodeId")
+        if not node or result.titles is None:
+            return ""
+        return " ".join(result.titles.get(node, "(erased)").split())  # no row: purged
 
 
 class UndoneView(Renderer):
     def human(self, result) -> None:
         if not self.quiet:
             data = result.data
+            if data.get("alreadyUndone"):
+                human.lines([f"{data['undoneEventId']} is already undone by {data['eventId']};"
+                             " nothing changed"])
+                return
             human.lines([f"undid {data['undoneEventId']} as {data['eventId']}: "
                          + ", ".join(data["changedIds"])])
 
@@ -100,7 +181,8 @@ class ShownView(Renderer):
         machine.emit_json(result.record)
 
     def human(self, result) -> None:
-        print_show(result.record, no_color=self.no_color)
+        if not self.quiet:
+            print_show(result.record)
 
 
 class ExpiredView(Renderer):

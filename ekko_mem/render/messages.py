@@ -22,31 +22,51 @@ class HistoryView(Renderer):
     def json(self, result) -> None:
         machine.emit_jsonl(result.data["messages"])
 
+    def found(self, result) -> bool:
+        return bool(result.data["messages"])
+
     def human(self, result) -> None:
-        rows = [[m["createdAt"], m["id"], m["role"], human.short(m["content"], 80)]
-                for m in result.data["messages"]]
-        human.table(f"session {result.data['sessionId']}", ["time", "id", "role", "content"],
-                    rows, no_color=self.no_color)
+        if self.quiet:
+            return
+        found, title = result.data["messages"], f"session {result.data['sessionId']}"
+        if human.piped():
+            return human.tsv([[human.when(m["createdAt"]), m["id"], m["role"],
+                               human.short(m["content"], 80)] for m in found])
+        human.grid(title, ["time", "id\nrole", "content"],
+                   [[human.when(m["createdAt"]), f"{m['id']}\n{m['role']}",
+                     human.short(m["content"], 80)] for m in found], no_color=self.no_color)
 
 
 class SessionsView(Renderer):
     def json(self, result) -> None:
         machine.emit_jsonl(result.sessions)
 
+    def found(self, result) -> bool:
+        return bool(result.sessions)
+
     def human(self, result) -> None:
-        human.table("sessions", ["session", "messages", "first", "last"],
-                    [[s["sessionId"], s["messages"], s["firstAt"], s["lastAt"]]
-                     for s in result.sessions], no_color=self.no_color)
+        if not self.quiet:
+            human.table("sessions", ["session", "messages", "first", "last"],
+                        [[s["sessionId"], s["messages"], human.when(s["firstAt"]),
+                          human.when(s["lastAt"])] for s in result.sessions],
+                        no_color=self.no_color)
 
 
 class MessageHitsView(Renderer):
+    def found(self, result) -> bool:
+        return bool(result.data["messages"])
+
     def human(self, result) -> None:
-        rows = [[hit["message"]["id"], hit["message"]["sessionId"],
-                 hit["message"]["createdAt"][:16].replace("T", " "), hit["message"]["role"],
-                 " ".join(hit["message"]["content"].split()), f"{hit['score']:.2f}"]
-                for hit in result.data["messages"]]
-        if rows:
-            human.table("messages", ["id", "session", "at", "role", "message", "score"], rows,
-                        no_color=self.no_color)
-        else:
+        if self.quiet:
+            return
+        found = [(hit["message"], f"{hit['score']:.2f}") for hit in result.data["messages"]]
+        if not found:
             human.note("no message matches")
+        elif human.piped():
+            human.tsv([[m["id"], m["sessionId"], human.when(m["createdAt"]), m["role"],
+                        " ".join(m["content"].split()), score] for m, score in found])
+        else:
+            human.grid("messages", ["id\nsession", "time\nrole", "message", "score"],
+                       [[f"{m['id']}\n{m['sessionId']}", f"{human.when(m['createdAt'])}\n"
+                         f"{m['role']}", " ".join(m["content"].split()), score]
+                        for m, score in found], no_color=self.no_color)

@@ -11,6 +11,8 @@ class SummaryChainView(Renderer):
         machine.emit_jsonl(result.summaries)
 
     def human(self, result) -> None:
+        if self.quiet:
+            return
         human.lines([f"{s['id']}  {s['fromMessageId']}..{s['toMessageId']}  parent"
                      f" {s.get('parentSummaryId') or '-'}"
                      f"{'  (needs regeneration)' if s.get('needsRegeneration') else ''}"
@@ -18,7 +20,8 @@ class SummaryChainView(Renderer):
 
 
 class PromptView(Renderer):
-    """A prompt goes to an LLM as it is, whatever the format asked."""
+    """A prompt goes to an LLM as it is, whatever the format asked; quiet leaves it, as it
+    leaves the text of a context: that text is the command's answer to a pipe, not talk."""
 
     def human(self, result) -> None:
         sys.stdout.write(result.text)
@@ -75,6 +78,8 @@ class JobsView(Renderer):
         machine.emit_jsonl(result.jobs)
 
     def human(self, result) -> None:
+        if self.quiet:
+            return
         human.lines([f"{j['id']}  {j['kind']}  {j['sessionId']}  tries {j['attempts']}"
                      f"  {j['error']}" for j in result.jobs] or ["the retry queue is empty"])
 
@@ -84,6 +89,8 @@ class RetriesView(Renderer):
         machine.emit_jsonl(result.outcomes)
 
     def human(self, result) -> None:
+        if self.quiet:
+            return
         human.lines([f"{o['jobId']}: {o['status']}" + (f" ({o['error']})" if o.get("error")
                                                        else "") for o in result.outcomes]
                     or ["the retry queue is empty"])

@@ -9,21 +9,23 @@ from . import Renderer, human, machine
 
 class InitialisedView(Renderer):
     def human(self, result) -> None:
+        if self.quiet:
+            return
         data = result.data
-        if data["created"]:
-            human.lines([f"initialised {data['db']}"])
-        else:
-            human.lines([f"already initialised: {data['db']} (nothing changed)"])
+        human.lines([f"initialised {data['db']}" if data["created"]
+                     else f"already initialised: {data['db']} (nothing changed)"])
         if data["gitignore"] == "added":
-            human.note("added .ekko/ to .gitignore (memory stays private)", quiet=self.quiet)
+            human.note("added .ekko/ to .gitignore (memory stays private)")
 
 
 class MigrationView(Renderer):
     def human(self, result) -> None:
+        if self.quiet:
+            return
         data, status, dry_run = result.data, result.status, result.dry_run
         out = [f"{data['db']}: schema version {data['version']} (latest {data['latest']})"]
         if status:
-            out += [f"applied  {m['version']:03d} {m['name']} at {m['appliedAt']}"
+            out += [f"applied  {m['version']:03d} {m['name']} at {human.when(m['appliedAt'])}"
                     for m in data["applied"]]
         out += [f"{'would apply' if dry_run else 'pending'}  {n:03d} {name}"
                 for n, name in data["pending"] if status or dry_run]
@@ -43,9 +45,12 @@ class SettingsView(Renderer):
 
 
 class SchemaView(Renderer):
-    """A schema is for tools (an LLM's structured output): JSON whatever the format."""
+    """A schema is for tools (an LLM's structured output): JSON whatever the format, unless
+    quiet (then only the exit code says whether the name is known)."""
 
-    human = Renderer.json
+    def human(self, result) -> None:
+        if not self.quiet:
+            self.json(result)
 
 
 class HookView(Renderer):
@@ -76,13 +81,16 @@ class DoctorView(Renderer):
 
 
 class ExportedView(Renderer):
-    """An export is JSON Lines whatever the format: it is read back by `import`."""
+    """An export is JSON Lines whatever the format: it is read back by `import`. Quiet, it
+    prints nothing (the exit code says whether the dbs could be read)."""
 
     def json(self, result) -> None:
         for line in machine.jsonl_lines(result.records):
             sys.stdout.write(line)
 
-    human = json
+    def human(self, result) -> None:
+        if not self.quiet:
+            self.json(result)
 
 
 class ImportView(Renderer):

@@ -27,7 +27,7 @@ PUBLIC = {
     "messages": ("log_message", "log_jsonl", "history", "sessions"),
     "queries": ("retrieve", "search_messages", "find_node", "resolve_id", "memory_get"),
     "forgetting": ("forget", "forget_messages"),
-    "inspection": ("audit", "undo", "show"),
+    "inspection": ("audit", "audit_trail", "undo", "show"),
     "context": ("build_context", "explain"),
     "summaries": ("extract", "apply_extraction", "jobs", "retry_jobs", "summarize",
                   "summary_prompt", "extraction_prompt_for", "apply_answer", "summary_chain"),

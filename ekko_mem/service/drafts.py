@@ -94,6 +94,8 @@ class Drafts(UseCase):
         if unknown:
             raise Rejected(f"unknown node field(s): {', '.join(sorted(unknown))}",
                            f"a node takes: {', '.join(sorted(allowed))}")
+        from ..policy.nul import refuse_nul
+        refuse_nul(draft, "memory")
         scope = choose("scope", draft["scope"], SCOPES) if draft.get("scope") else None
         if draft.get("status") not in (None, "active"):
             raise Rejected("a new node is always active", "drop status, or use forget")

@@ -7,6 +7,11 @@ from ..policy.vocab import ACTORS, choose
 from .stores import UseCase
 
 ALL_STATUSES = ["active", "superseded", "expired", "deleted"]
+# Words find the memories they match, not every weak hit: those scoring at least CLOSE of the
+# best match that hold at least COVER of the words' index terms (bigrams, for Chinese).
+TEXT_POOL = 50
+CLOSE = 0.5
+COVER = 0.5
 
 
 class Forget(UseCase):
@@ -17,7 +22,11 @@ class Forget(UseCase):
                actor: str = "user", verify: bool = False) -> dict:
         """Returns {deletedIds, mode, reason, ...}: a hard delete adds purgedMessageIds,
         summariesDropped, pending and notCheckpointed (and verify); a refusal adds
-        requiresConfirmation, hint, code and candidates."""
+        requiresConfirmation, hint, code and candidates.
+
+        Besides the design's selector: `text`, words that find the active memories they
+        match (always confirmed: a search can pick the wrong one), and `ids`, a list of ids
+        (the candidates a person confirmed)."""
         try:
             actor = choose("actor", actor, ACTORS)
             if mode not in ("soft", "hard"):
@@ -31,13 +40,16 @@ class Forget(UseCase):
                 if finished is not None:
                     return self._settle(finished, verify)
             found = self._forget_candidates(selector, mode)
+            text = selector.get("text")
             if not found:
+                if text:
+                    raise NotFound(f"no active memory matches {text!r}", "to see what is"
+                                   " remembered", step=Step(command="query"))
                 raise NotFound("no memory matches that selector", "to check it",
                                step=Step(command="query"))
-            if (len(found) > 1 or mode == "hard") and not confirm:
-                why = (f"{len(found)} memories match" if len(found) > 1 else
-                       "a hard delete cannot be undone")
-                raise NeedsConfirmation(why, "to go ahead", step=Step("confirm"), data={
+            if (len(found) > 1 or mode == "hard" or text) and not confirm:
+                raise NeedsConfirmation(_why_ask(len(found), text), "to go ahead",
+                                        step=Step("confirm"), data={
                     "candidates": [{"id": n["id"], "title": n["title"], "scope": n["scope"],
                                     "status": n["status"]} for n, _ in found]})
             if mode == "hard":
@@ -51,11 +63,9 @@ class Forget(UseCase):
     def _forget_candidates(self, selector: dict, mode: str) -> list[tuple[dict, object]]:
         statuses = ALL_STATUSES if mode == "hard" else ["active", "expired"]
         if selector.get("id"):
-            node = self.queries.find_node(selector["id"])
-            if node["status"] not in statuses:
-                raise NotFound(f"{node['id']} is already {node['status']}",
-                               "to remove it for good", step=Step("hard"))
-            return [(node, self.stores.for_scope(node["scope"]))]
+            return [self._by_id(selector["id"], statuses)]
+        if selector.get("ids"):
+            return [self._by_id(node_id, statuses) for node_id in selector["ids"]]
         f = {"statuses": statuses}
         for name, field in (("domain", "domain"), ("key", "key"), ("valueJson", "valueJson"),
                             ("categoryPathPrefix", "categoryPrefix"),
@@ -73,6 +83,10 @@ class Forget(UseCase):
             f["types"] = [self.drafts.check_choice("type", selector["type"])]
         scope = self.drafts.check_choice("scope", selector.get("scope"))
         whole = selector.get("workspace") or selector.get("user")
+        if selector.get("text"):
+            return self._matching(selector["text"], {**f, "scope": scope},
+                                  "workspace" if selector.get("workspace") else
+                                  "user" if selector.get("user") else None)
         if len(f) == 1 and not scope and not whole:
             raise Rejected("forget needs an id or a selector",
                            "give an id, or a scope, domain, category, type, key or source"
@@ -92,6 +106,30 @@ class Forget(UseCase):
             nodes = store.nodes.find_nodes({**f, "scopes": scopes}, limit=10000)
             found += [(n, store) for n in nodes]
         return found
+
+    def _by_id(self, node_id: str, statuses: list[str]) -> tuple[dict, object]:
+        node = self.queries.find_node(node_id)
+        if node["status"] not in statuses:
+            raise NotFound(f"{node['id']} is already {node['status']}",
+                           "to remove it for good", step=Step("hard"))
+        return node, self.stores.for_scope(node["scope"])
+
+    def _matching(self, text: str, f: dict, db: str | None) -> list[tuple[dict, object]]:
+        """The active memories `text` names, ranked as `query` ranks them, within the other
+        selectors given; only close, well-covered matches (see CLOSE and COVER)."""
+        if f.get("scope") == "global":
+            raise Rejected("global memory is read-only", "it ships with ekko-mem")
+        ranked = self.queries.retrieve({"queryText": text, "limit": TEXT_POOL})
+        scores = ranked["scores"]
+        nodes = [n for n in ranked["relevant"] if n["status"] == "active"
+                 and n["scope"] != "global" and _fits(n, f, db)]
+        if not nodes:
+            return []
+        from ..retrieval import analyse
+        wanted = set(analyse(text, self.env.now()).strong_terms)
+        best = max(scores[n["id"]] for n in nodes)
+        return [(n, self.stores.for_scope(n["scope"])) for n in nodes
+                if scores[n["id"]] >= CLOSE * best and _covers(n, wanted)]
 
     def _soft_delete(self, found, reason, actor) -> list[str]:
         now = self.env.now_iso()
@@ -173,6 +211,38 @@ class Forget(UseCase):
             return refusal(exc, {"deletedIds": [], "mode": mode})
 
 
+
+
+def _why_ask(count: int, text: str | None) -> str:
+    if text:
+        return f"{count} {'memory matches' if count == 1 else 'memories match'} {text!r}"
+    return f"{count} memories match" if count > 1 else "a hard delete cannot be undone"
+
+
+def _fits(node: dict, f: dict, db: str | None) -> bool:
+    """Whether a node found by words also meets the selector's other fields."""
+    if db == "user" and node["scope"] != "user" or db == "workspace" and node["scope"] == "user":
+        return False
+    path = node.get("categoryPath") or []
+    prefix = f.get("categoryPrefix") or []
+    return ((f.get("scope") is None or node["scope"] == f["scope"])
+            and (not f.get("types") or node["type"] in f["types"])
+            and (f.get("domain") is None or node["domain"] == f["domain"])
+            and (f.get("key") is None or node.get("key") == f["key"])
+            and (f.get("valueJson") is None or node.get("valueJson") == f["valueJson"])
+            and path[:len(prefix)] == prefix
+            and (not f.get("sourceMessageId") or bool(
+                set(f["sourceMessageId"]) & set(node.get("sourceMessageIds") or []))))
+
+
+def _covers(node: dict, wanted: set[str]) -> bool:
+    """At least COVER of the words' strong terms are in the node's own text."""
+    if not wanted:
+        return False
+    from ..tokens import tokens
+    text = " ".join([node["title"], node["content"], *(node.get("tags") or []),
+                     *(node.get("entities") or [])])
+    return len(wanted & set(tokens(text))) >= COVER * len(wanted)
 
 
 def _outcome(report: dict, reason: str) -> dict:

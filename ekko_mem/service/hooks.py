@@ -4,6 +4,11 @@ The hook fails open (a missing or failing ekko-mem never blocks a commit), chain
 that is already there instead of replacing it, and marks its lines so uninstall removes only
 what it added. Recording is keyed by commit sha, since `git rebase` re-runs post-commit for
 every replayed commit.
+
+A commit does not wait for its record: the hook reads the commit's sha and branch while git
+waits (two `git rev-parse`, a few ms), then records them in a detached background process, so
+a later checkout cannot change what is recorded. Everything else (subject, paths, trailers)
+is read from the sha, which does not change.
 """
 from __future__ import annotations
 
@@ -31,17 +36,26 @@ def _git(args: list[str], cwd) -> str:
     return proc.stdout
 
 
-def _block(binary: str, workspace: str) -> str:
+def _block(binary: str, workspace: str, flags: dict) -> str:
+    """The hook's lines. `flags` spells the `hooks run` options rev and branch (the command
+    line owns their spelling)."""
     from shlex import quote
     # Absolute paths baked in: hooks run with the committer's PATH and, in linked worktrees,
-    # from a folder that has no .ekko of its own.
+    # from a folder that has no .ekko of its own. The record runs in a subshell that ignores
+    # hang-ups and Ctrl-C and holds none of git's streams, so git returns at once and
+    # closing the terminal does not kill it; a failure stays silent (fails open).
     return "\n".join([
         BEGIN,
         f"EKKO_MEM_BIN={quote(binary)}",
         '[ -x "$EKKO_MEM_BIN" ] || EKKO_MEM_BIN=$(command -v ekko-mem 2>/dev/null)',
         'if [ -n "$EKKO_MEM_BIN" ]; then',
-        f'  EKKO_WORKSPACE={quote(workspace)} "$EKKO_MEM_BIN" hooks run post-commit'
-        " </dev/null >/dev/null 2>&1 || true",
+        "  EKKO_MEM_SHA=$(git rev-parse HEAD 2>/dev/null)",
+        "  EKKO_MEM_BRANCH=$(git rev-parse --abbrev-ref HEAD 2>/dev/null)",
+        "  ( trap '' HUP INT QUIT",
+        f'    EKKO_WORKSPACE={quote(workspace)} exec "$EKKO_MEM_BIN" hooks run post-commit'
+        f' {flags["rev"]} "${{EKKO_MEM_SHA:-HEAD}}"'
+        f' ${{EKKO_MEM_BRANCH:+{flags["branch"]} "$EKKO_MEM_BRANCH"}}'
+        " </dev/null >/dev/null 2>&1 ) &",
         "fi",
         END, ""])
 
@@ -53,20 +67,27 @@ class Hooks(UseCase):
         path = _git(["rev-parse", "--git-path", "hooks/post-commit"], self.stores.root).strip()
         return path if os.path.isabs(path) else os.path.join(str(self.stores.root), path)
 
-    def install_hooks(self, binary: str | None = None) -> dict:
-        """Add the post-commit block; the hook runs `binary` (default: the ekko-mem installed
-        beside this Python)."""
+    def install_hooks(self, binary: str | None, flags: dict) -> dict:
+        """Add the post-commit block; the hook runs `binary` (None: the ekko-mem installed
+        beside this Python) with the `hooks run` options spelt as `flags` says (rev, branch).
+        A block written by an older ekko-mem is replaced."""
         path = self._hook_path()
         binary = os.path.abspath(binary or os.path.join(os.path.dirname(sys.executable),
                                                         "ekko-mem"))
-        block = _block(binary, str(self.stores.root))
+        block = _block(binary, str(self.stores.root), flags)
         os.makedirs(os.path.dirname(path), exist_ok=True)
         existing = None
         if os.path.exists(path):
             with open(path, encoding="utf-8") as handle:
                 existing = handle.read()
         if existing is not None and BEGIN in existing:
-            return {"hook": path, "installed": False, "reason": "already installed"}
+            head, _, rest = existing.partition(BEGIN)
+            old, _, tail = rest.partition(END)
+            if BEGIN + old + END + "\n" == block:
+                return {"hook": path, "installed": False, "reason": "already installed"}
+            self._write_hook(path, head + block + tail.lstrip("\n"))
+            chained = head.strip() not in ("", "#!/bin/sh")
+            return {"hook": path, "installed": True, "chained": chained, "updated": True}
         if existing is None:
             text = "#!/bin/sh\n" + block
             chained = False
@@ -76,10 +97,14 @@ class Hooks(UseCase):
         else:
             raise Rejected(f"{path} exists and is not a shell script",
                            "add a line calling 'ekko-mem hooks run post-commit' to it yourself")
+        self._write_hook(path, text)
+        return {"hook": path, "installed": True, "chained": chained}
+
+    @staticmethod
+    def _write_hook(path: str, text: str) -> None:
         with open(path, "w", encoding="utf-8") as out:
             out.write(text)
         os.chmod(path, 0o755)
-        return {"hook": path, "installed": True, "chained": chained}
 
     def uninstall_hooks(self) -> dict:
         path = self._hook_path()
@@ -99,15 +124,17 @@ class Hooks(UseCase):
             out.write(remaining + "\n")
         return {"hook": path, "removed": True, "deletedFile": False}
 
-    def record_commit(self, rev: str = "HEAD") -> dict:
-        """Log a commit as a tool message in the hooks session, once per sha."""
+    def record_commit(self, rev: str = "HEAD", branch: str | None = None) -> dict:
+        """Log a commit as a tool message in the hooks session, once per sha. `branch` is
+        the branch it was made on (default: the one checked out now)."""
         root = self.stores.root
         sha = _git(["rev-parse", rev], root).strip()
         session = self.config.get("hooks.session")
         if self.store.messages.find_commit_message(session, sha):
             return {"sha": sha, "recorded": False, "reason": "already recorded"}
         subject = _git(["log", "-1", "--format=%s", sha], root).strip()
-        branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], root).strip()
+        if not branch:
+            branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], root).strip()
         paths = _git(["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", sha],
                      root).split()
         trailers = _git(["log", "-1", "--format=%(trailers:only,unfold)", sha], root)

@@ -24,6 +24,17 @@ class Inspect(UseCase):
         events.sort(key=lambda e: (e["createdAt"], e["id"]), reverse=True)
         return events[:limit]
 
+    def audit_trail(self, *, node_id: str | None = None, since: str | None = None,
+                    limit: int = 50) -> dict:
+        """`audit` for people: the events, and the title of each node they name, by id (a
+        purged node has none)."""
+        events = self.audit(node_id=node_id, since=since, limit=limit)
+        wanted = {e["nodeId"] for e in events if e.get("nodeId")}
+        titles: dict[str, str] = {}
+        for _, store in self.stores.existing():
+            titles.update(store.nodes.titles(wanted - titles.keys()))
+        return {"events": events, "titles": titles}
+
     def _node_id_for_audit(self, node_id: str) -> str:
         try:
             return self.queries.find_node(node_id)["id"]
@@ -32,13 +43,8 @@ class Inspect(UseCase):
 
     def _normalise_since(self, since: str) -> str:
         from ..env import format_time
-        from ..policy.timeexpr import parse_when
-        text = since.strip()
-        if text.startswith("-"):  # -2h: that long ago
-            text = "+" + text[1:]
-            ahead = parse_when(text, self.env.now())
-            return format_time(self.env.now() - (ahead - self.env.now()))
-        return format_time(parse_when(text, self.env.now()))
+        from ..policy.timeexpr import parse_since  # as the message search reads its start
+        return format_time(parse_since(since, self.env.now()))
 
     def _find_event(self, event_id: str):
         full = event_id if event_id.startswith("evt_") and len(event_id) > 20 else \
@@ -50,49 +56,9 @@ class Inspect(UseCase):
         raise NotFound(f"no audit event {event_id}", "to list them", step=Step(command="audit"))
 
     def undo(self, event_id: str, *, reason: str = "", actor: str = "user") -> dict:
-        """Reverse a soft change as a new audited change."""
+        """Reverse a change as a new audited change; the audit trail (audit.py) knows how."""
         event, store = self._find_event(event_id)
-        kind, payload = event["eventType"], event.get("payload") or {}
-        before, after = payload.get("before"), payload.get("after")
-        hard = kind == "delete" and (after or {}).get("mode") == "hard"
-        if kind in ("undo", "purge") or hard or (before is None
-                                                 and kind not in ("create", "import")):
-            raise Rejected(f"{event['id']} ({kind}) cannot be undone",
-                           "only create, import, update, refresh, supersede, expire and soft"
-                           " delete can")
-        now = self.env.now_iso()
-        changed: list[str] = []
-        with store.db.atomic():
-            current = store.nodes.get_node(event["nodeId"])
-            if current is None:
-                raise NotFound(f"node {event['nodeId']} no longer exists", "nothing to undo")
-            if kind in ("create", "import"):
-                self._require_status(current, "active")
-                restored = {**current, "status": "deleted", "updatedAt": now}
-            elif kind == "supersede":
-                self._require_status(current, "active")
-                old = store.nodes.get_node(before["id"])
-                if old is None or old["status"] != "superseded":
-                    raise Rejected(f"{before['id']} is no longer superseded", "nothing to undo")
-                store.nodes.set_status(old["id"], "active", now)
-                changed.append(old["id"])
-                restored = {**current, "status": "deleted", "updatedAt": now}
-            else:  # update, refresh, expire, delete: put the node back as it was
-                restored = {**before, "updatedAt": now}
-            store.nodes.replace_node(restored)
-            changed.insert(0, current["id"])
-            event_after = {"undoneEventId": event["id"], "before": current, "after": restored}
-            undo_id = self.audit_log.record(store, "undo", restored, actor,
-                                  reason or f"undo {event['id']}", before=current,
-                                  after=event_after)
-        return {"undoneEventId": event["id"], "eventId": undo_id, "changedIds": changed}
-
-    @staticmethod
-    def _require_status(node: dict, status: str) -> None:
-        if node["status"] != status:
-            raise Rejected(f"{node['id']} is {node['status']} now, not {status}",
-                           "to find the later change, and undo it first",
-                           step=Step(command="audit", target=node["id"]))
+        return self.audit_log.undo(event, store, reason=reason, actor=actor)
 
     def show(self, identifier: str) -> dict:
         """A record with its chain, sources and audit trail, found by id or unique prefix."""

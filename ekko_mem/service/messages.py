@@ -63,7 +63,12 @@ class Messages(UseCase):
     def guard_credentials(self, msg: dict, where: str, confirm: bool) -> None:
         """A credential in chat is not kept: masked on the way in (the log is what every
         later summary and context is built from), unless the person confirms or the policy
-        says allow; the 'refuse' policy rejects the message instead."""
+        says allow; the 'refuse' policy rejects the message instead.
+
+        Every message passes here on its way into a log (log, its JSON lines, remember's
+        source text, the git hook), so a NUL byte in any of its fields is refused here too."""
+        from ..policy.nul import refuse_nul
+        refuse_nul(msg, f"{where}message", "; nothing was written" if where else "")
         policy = self.config.get("sensitive.policy")
         if policy == "allow" or (confirm and policy != "refuse"):
             return

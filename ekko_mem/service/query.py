@@ -59,18 +59,10 @@ class Queries(UseCase):
                               "matched": c.matched} for c in hits]}
 
     def _since(self, text: str) -> str:
-        """A start time given as an ISO time, a date, or time words (yesterday, last week, 上周)."""
-        from ..env import format_time, parse_time
-        from ..retrieval.timewords import find_window
-        try:
-            return format_time(parse_time(text))
-        except (ValueError, OverflowError):
-            pass
-        found = find_window(text, self.env.now())
-        if found is None:
-            raise UsageError(f"cannot read {text!r} as a time to search since",
-                             "give an ISO date like 2026-05-01, or words like 'last week'")
-        return found[0][0]
+        """A start time: an ISO time or date, -2d, or time words (yesterday, last week, 上周)."""
+        from ..env import format_time
+        from ..policy.timeexpr import parse_since
+        return format_time(parse_since(text, self.env.now()))
 
     def _classify(self, q: dict, exact: list[dict], relevant: list, now: str) -> dict:
         session = q.get("sessionId") or self.session()

@@ -1,7 +1,9 @@
 """`remember`: a node from flags, or nodes extracted from free text (logged as their source)."""
 from __future__ import annotations
 
-from ..errors import NotFound, Rejected, refusal
+from contextlib import ExitStack
+
+from ..errors import Answer, NeedsConfirmation, NotFound, Rejected, Step, refusal
 from ..ids import new_id
 from .stores import UseCase
 
@@ -11,8 +13,14 @@ class Remember(UseCase):
 
     def remember(self, text: str | None = None, *, fields: dict | None = None,
                  supersedes: str | None = None, reason: str = "", actor: str = "user",
-                 confirm: bool = False, session: str | None = None) -> list[dict]:
-        """One proposal per node; each result is the design's {accepted, nodeId, reason}."""
+                 confirm: bool = False, session: str | None = None,
+                 dry_run: bool = False) -> list[dict]:
+        """One proposal per node; each result is the design's {accepted, nodeId, reason}.
+        A dry run answers with what each would store (see `_rehearse`) and writes nothing."""
+        if dry_run:
+            return self._rehearse(lambda: self.remember(
+                text, fields=fields, supersedes=supersedes, reason=reason, actor=actor,
+                confirm=confirm, session=session))
         fields = {k: v for k, v in (fields or {}).items() if v not in (None, [], "")}
         if text is not None and not text.strip():
             raise Rejected("the text to remember is empty", "pass TEXT or pipe it in")
@@ -31,12 +39,57 @@ class Remember(UseCase):
             raise Rejected("nothing to remember", "give text, or a title, or a key with a value")
         return self._remember_text(text.strip(), reason, actor, confirm, session)
 
+    def _past_expiry(self, given) -> str | None:
+        """The expiry as stored, when it has already passed (a typed 2020 for 2026 stores a
+        memory that is never seen); None when there is none or it is still ahead."""
+        if not given:
+            return None
+        from ..env import format_time
+        from ..policy.timeexpr import is_past, parse_when
+        now = self.env.now()
+        when = parse_when(str(given), now)
+        return format_time(when) if is_past(when, now) else None
+
+    def _rehearse(self, remember) -> list[dict]:
+        """Run `remember` for real, in transactions on every db that are then rolled back: the
+        same decision code, and nothing kept (no message, node or audit event). A user db that
+        does not exist yet is stood in for by an empty one in memory, so no file is made."""
+        self.stores.stand_in_user_store()
+        stores = [store for _, store in self.stores.existing()]
+
+        class _RollBack(Exception):
+            pass
+
+        plans: list[dict] = []
+        try:
+            with ExitStack() as held:
+                for store in stores:
+                    held.enter_context(store.db.atomic())
+                answers = remember()
+                plans = [_plan(answer, stores) for answer in answers]  # before the rollback
+                raise _RollBack
+        except _RollBack:
+            pass
+        return plans
+
     def _remember_fields(self, text, fields, supersedes, reason, actor, confirm, session):
+        past = self._past_expiry(fields.get("expiresAt"))
+        if past is not None and not confirm:
+            return [refusal(NeedsConfirmation(
+                f"the expiry {fields['expiresAt']!r} ({past}) has passed: the memory would be"
+                " expired at once", "to store it anyway", step=Step("confirm")),
+                {"accepted": False, "nodeId": None})]
         if text is None:
-            return [self._propose(fields, supersedes, reason, actor, confirm, session)]
-        return self._with_source(text, session, confirm, lambda mid: [self._propose(
-            {**fields, "sourceMessageIds": [*fields.get("sourceMessageIds", []), mid]},
-            supersedes, reason, actor, confirm, session)])
+            answers = [self._propose(fields, supersedes, reason, actor, confirm, session)]
+        else:
+            answers = self._with_source(text, session, confirm, lambda mid: [self._propose(
+                {**fields, "sourceMessageIds": [*fields.get("sourceMessageIds", []), mid]},
+                supersedes, reason, actor, confirm, session)])
+        for answer in answers if past is not None else ():
+            if answer.get("accepted"):
+                answer.setdefault("notes", []).append(
+                    f"expired at once: its expiry ({past}) has passed")
+        return answers
 
     def _propose(self, fields, supersedes, reason, actor, confirm, session) -> dict:
         if supersedes:
@@ -161,6 +214,32 @@ class Remember(UseCase):
         hits = found["exact"] + found["relevant"]
         hits = [n for n in hits if n["status"] == "active" and n["scope"] != "global"]
         return hits[0]["id"] if hits else None
+
+
+# A write's past-tense operation, as a dry run says it would happen.
+_WOULD = {"created": "create", "superseded": "supersede", "refreshed": "refresh",
+          "updated": "update", "expired": "expire", "deleted": "delete", "ignored": "ignore"}
+PLANNED = ("type", "scope", "domain", "categoryPath", "key", "valueJson", "title", "content",
+           "expiresAt")
+
+
+def _plan(answer: dict, stores: list) -> Answer:
+    """What one proposal would store, read back from the db before the rollback; a refusal
+    keeps its reason, hint, code and typed error."""
+    error = getattr(answer, "error", None)
+    plan = {"dryRun": True, "accepted": bool(answer.get("accepted"))}
+    if not plan["accepted"]:
+        kept = {k: v for k, v in answer.items() if k not in ("accepted", "nodeId", "operation")}
+        return Answer({**plan, "operation": "refused", **kept}, error)
+    node = next(filter(None, (store.nodes.get_node(answer["nodeId"]) for store in stores)), {})
+    plan["operation"] = _WOULD.get(answer["operation"], answer["operation"])
+    plan.update({k: node[k] for k in PLANNED if node.get(k) is not None})
+    if plan["operation"] in ("refresh", "update"):  # an id that exists, unlike a new one
+        plan["nodeId"] = answer["nodeId"]
+    for name in ("supersededId", "reason", "notes"):
+        if answer.get(name):
+            plan[name] = answer[name]
+    return Answer(plan, error)
 
 
 def _closes_task(op: str, item: dict, node: dict) -> bool:

@@ -61,7 +61,12 @@ class Stores:
 
     @property
     def config(self):
-        """Workspace config.toml over ~/.ekko/config.toml; invalid files stop the command."""
+        """Workspace config.toml over ~/.ekko/config.toml; a problem in either stops the
+        command (exit 4) with its file, line, key and fix."""
+        return self.read_config().check()
+
+    def read_config(self):
+        """Both files read and every value checked, once; the problems are kept, not raised."""
         if self._config is None:
             from ..config import load
             try:
@@ -78,16 +83,20 @@ class Stores:
         return self._config
 
     def config_or_defaults(self, warnings: list[str], strict: bool):
-        """The config, or (for reads that must not fail) the defaults with a warning."""
+        """The config for reads that must not fail: each bad setting left out (the next file's
+        value or the default applies) with a warning; `strict` refuses any problem instead."""
         try:
-            return self.config
-        except EkkoError as exc:
+            config = self.read_config()
+        except EkkoError as exc:  # an untrusted file: none of it is read
             if strict:
                 raise
             warnings.append(f"config ignored: {exc.message}")
             from ..config import Config
-            self._config = Config({}, {})
-            return self._config
+            self._config = config = Config()
+        if strict:
+            return config.check(optional=True)
+        warnings += config.accept(self.spell)
+        return config
 
     def trusted(self, *paths: str) -> None:
         """Refuse links and folders or files that another user owns or may write (exit 6)."""
@@ -126,6 +135,13 @@ class Stores:
                                        f" {exc.strerror or exc}",
                                        "check EKKO_HOME and that folder's permissions") from None
         return self._user_store
+
+    def stand_in_user_store(self) -> None:
+        """Where there is no user db yet, an empty one in memory until close: a dry run then
+        decides as a first write would, and no file is made."""
+        if self.user_store() is None:
+            from ..store import open_in_memory
+            self._user_store = open_in_memory()
 
     def global_store(self):
         """Read-only nodes shipped with the package, served from an in-memory db."""

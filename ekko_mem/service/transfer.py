@@ -191,8 +191,10 @@ class Transfer(UseCase):
         in_file = {d["id"] for _, k, d in records if k == "node"}
         singles: dict[tuple, int] = {}
         unconfirmed, secret = [], []
+        from ..policy.nul import refuse_nul
         for number, kind, data, target in sorted(fresh, key=lambda item: item[0]):
             try:
+                refuse_nul(data, kind)
                 if kind == "message":
                     self._import_size("message content", data["content"], "limits.message")
                     question = self._import_text_secret("message", data)

@@ -68,6 +68,16 @@ def open_for_reading(path, *, timeout: float = BUSY_TIMEOUT_S) -> SqliteMemorySt
     raise last
 
 
+def open_in_memory() -> SqliteMemoryStore:
+    """An empty, migrated memory db that lives only as long as this process holds it."""
+    import sqlite3
+    store = SqliteMemoryStore(Connection(sqlite3.connect(":memory:", isolation_level=None,
+                                                         check_same_thread=False),
+                                         ":memory:"))
+    apply_migrations(store)
+    return store
+
+
 def load_global() -> SqliteMemoryStore | None:
     """The read-only global nodes shipped in the package, in an in-memory db (None if none)."""
     import json

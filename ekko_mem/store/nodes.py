@@ -255,6 +255,17 @@ class NodeStore(Part):
                            " limit ?", (*args, limit))
         return [codec.event_from_row(r) for r in rows]
 
+    def titles(self, node_ids) -> dict[str, str]:
+        """The title of each of these nodes that this db holds, by id: what an audit listing
+        shows beside the events that name them."""
+        ids, found = list(dict.fromkeys(node_ids)), {}
+        for start in range(0, len(ids), 500):  # well under SQLite's bound-parameter limit
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(self.db.all(f"select id, title from memory_nodes where id in ({marks})",
+                                     chunk))
+        return found
+
     def scrub_events(self, node_id: str) -> None:
         """Drop the before/after copies an erased node left in its audit trail, and the
         reasons, which a person may have written its words into."""
