@@ -5,6 +5,7 @@ import json
 
 from ..env import format_time, parse_time
 from ..errors import Rejected, UsageError
+from .nul import refuse_nul
 from .vocab import ROLES, choose
 
 MESSAGE_FIELDS = {"id", "sessionId", "parentId", "role", "content", "metadata", "createdAt"}
@@ -30,8 +31,7 @@ def normalise_message(raw: dict, *, default_session: str, now: str,
     content = raw.get("content")
     if not isinstance(content, str) or not content.strip():
         raise Rejected("message content is missing or empty", "give the text to log")
-    if "\x00" in content:
-        raise Rejected("message content contains a NUL byte", "strip binary data first")
+    refuse_nul({"content": content}, "message")
     if max_chars is not None:
         from .limits import check_size
         check_size("the message", content, max_chars, "limits.message")

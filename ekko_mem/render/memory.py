@@ -60,7 +60,8 @@ def _plan_lines(plan: dict) -> list[str]:
     value = json.dumps(plan.get("valueJson"), ensure_ascii=False)
     rows = [("title", plan.get("title")), ("category", "/".join(plan.get("categoryPath") or [])),
             ("key", f"{plan['key']} = {value}" if plan.get("key") else ""),
-            ("expires", plan.get("expiresAt")), ("reason", plan.get("reason"))]
+            ("expires", plan.get("expiresAt") and human.when(plan["expiresAt"])),
+            ("reason", plan.get("reason"))]
     return [head, *(f"  {name:9} {text}" for name, text in rows if text),
             *(f"  note: {note}" for note in plan.get("notes", []))]
 
