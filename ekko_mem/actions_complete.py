@@ -44,32 +44,36 @@ def _events(svc) -> list[dict]:
     return svc.audit(limit=RECENT * 2)
 
 
-def _nodes() -> list[str]:
+def _nodes(svc) -> list[str]:
     """Memories changed lately: their audit events are the newest."""
-    with _service() as svc:
-        return [e["nodeId"] for e in _events(svc) if e.get("nodeId")][:RECENT]
+    return [e["nodeId"] for e in _events(svc) if e.get("nodeId")][:RECENT]
 
 
-def _events_ids() -> list[str]:
-    with _service() as svc:
-        return [e["id"] for e in _events(svc)][:RECENT]
+def _events_ids(svc) -> list[str]:
+    return [e["id"] for e in _events(svc)][:RECENT]
 
 
-def _messages() -> list[str]:
+def _messages(svc) -> list[str]:
     """The latest messages of the sessions active most recently."""
-    with _service() as svc:
-        ids = [m["id"] for s in svc.sessions(limit=5)
-               for m in svc.history(session=s["sessionId"], limit=RECENT)["messages"]]
+    ids = [m["id"] for s in svc.sessions(limit=5)
+           for m in svc.history(session=s["sessionId"], limit=RECENT)["messages"]]
     return sorted(ids, reverse=True)[:RECENT]  # ids sort by time
 
 
-def _ids() -> list[str]:
-    return [*_nodes(), *_messages(), *_events_ids()]
+def _ids(svc) -> list[str]:
+    return [*_nodes(svc), *_messages(svc), *_events_ids(svc)]
 
 
-def _sessions() -> list[str]:
-    with _service() as svc:
-        return [s["sessionId"] for s in svc.sessions(limit=RECENT)]
+def _sessions(svc) -> list[str]:
+    return [s["sessionId"] for s in svc.sessions(limit=RECENT)]
+
+
+def _opened(read):
+    """`read` given one service, opened for the call and closed after."""
+    def source() -> list[str]:
+        with _service() as svc:
+            return read(svc)
+    return source
 
 
 def _known(column: str) -> list[str]:
@@ -104,8 +108,8 @@ def _with_builtin(field: str, column: str):
 
 
 KINDS = {
-    "ids": _ids, "nodes": _nodes, "messages": _messages, "events": _events_ids,
-    "sessions": _sessions,
+    "ids": _opened(_ids), "nodes": _opened(_nodes), "messages": _opened(_messages),
+    "events": _opened(_events_ids), "sessions": _opened(_sessions),
     "keys": _with_builtin("allowedKeys", "key"),
     "categories": _with_builtin("categoryPathPrefix", "category_path_text"),
     "domains": _with_builtin("domain", "domain"),

@@ -81,17 +81,13 @@ def open_in_memory() -> SqliteMemoryStore:
 def load_global() -> SqliteMemoryStore | None:
     """The read-only global nodes shipped in the package, in an in-memory db (None if none)."""
     import json
-    import sqlite3
     seed = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "data",
                         "global.json")
     with open(seed, encoding="utf-8") as handle:
         nodes = json.load(handle)
     if not nodes:
         return None
-    store = SqliteMemoryStore(Connection(sqlite3.connect(":memory:", isolation_level=None,
-                                                         check_same_thread=False),
-                                         ":memory:"))
-    apply_migrations(store)
+    store = open_in_memory()
     with store.db.atomic():
         for node in nodes:
             store.nodes.insert_node({**node, "scope": "global", "status": "active"})
