@@ -1,7 +1,7 @@
 """Recall of `context` on the MemoryBank dev set, beside a plain BM25-over-turns baseline.
 
 Usage: python -m bench.recall [--data DIR] [--budgets 200,500] [--lang cn,en] [--json]
-                              [--details FILE]
+                              [--details FILE] [--semantic]
 
 Protocol (the dataset's README): one fresh workspace per user and language; each query/response
 pair is two messages (user, then assistant) created at 20:00 on its date, one session per date;
@@ -126,18 +126,25 @@ def load(data: Path, lang: str) -> list[dict]:
 
 
 # -- context through the service, as `context --format json` produces it ---------------------
-def build_workspace(root: Path, user: dict) -> dict:
+def build_workspace(root: Path, user: dict, semantic: bool = False) -> dict:
     from ekko_mem.service import MemoryService
     from ekko_mem.env import Env
     env = _env(root, None)
     with MemoryService(root, env=Env(env, cwd=root)) as svc:
         svc.init_workspace(root, gitignore=False)
+    set_semantic(root, semantic)
+    with MemoryService(root, env=Env(env, cwd=root)) as svc:
         lines = [json.dumps({"sessionId": f"day-{t['date']}", "role": t["role"],
                              "content": t["text"], "createdAt": f"{t['date']}T20:00:00Z"},
                             ensure_ascii=False) for t in user["turns"]]
         svc.log_jsonl(lines)
     last = max(t["date"] for t in user["turns"])
     return {"now": (date.fromisoformat(last) + timedelta(days=1)).isoformat() + "T20:00:00Z"}
+
+
+def set_semantic(root: Path, on: bool) -> None:
+    """Semantic recall on or off for this workspace, as `config set retrieval.semantic`."""
+    (root / ".ekko" / "config.toml").write_text(f"[retrieval]\nsemantic = {str(on).lower()}\n")
 
 
 def _env(root: Path, now: str | None) -> dict:
@@ -170,16 +177,20 @@ def evidence_indexes(question: dict, turns: list[dict]) -> set[int]:
     return {i for i, t in enumerate(turns) if t["pair"] in pairs}
 
 
-def run(data: Path, langs: list[str], budgets: list[int], details: list | None = None) -> dict:
+def run(data: Path, langs: list[str], budgets: list[int], details: list | None = None,
+        semantic: bool = False) -> dict:
+    """With `semantic`, each workspace is built with vectors and `context` is asked twice,
+    with semantic recall off ("context") and on ("hybrid")."""
+    methods = ("context", "bm25") + (("hybrid",) if semantic else ())
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="ekko-recall-") as tmp:
         for lang in langs:
-            sums = {(m, b): 0.0 for m in ("context", "bm25") for b in budgets}
+            sums = {(m, b): 0.0 for m in methods for b in budgets}
             count = 0
             for unum, user in enumerate(load(data, lang)):
                 root = Path(tmp) / f"{lang}-{unum}"
                 root.mkdir()
-                built = build_workspace(root, user)
+                built = build_workspace(root, user, semantic)
                 texts = [t["text"] for t in user["turns"]]
                 sizes = [turn_tokens(t) for t in texts]
                 for question in user["questions"]:
@@ -187,10 +198,12 @@ def run(data: Path, langs: list[str], budgets: list[int], details: list | None =
                     count += 1
                     base_rank = bm25_rank(question["question"], texts)
                     for budget in budgets:
-                        ranked = {"bm25": base_rank,
-                                  "context": context_turns(root, built["now"],
+                        ranked = {"bm25": base_rank}
+                        for method in methods[2:] + methods[:1]:
+                            set_semantic(root, method == "hybrid")
+                            ranked[method] = context_turns(root, built["now"],
                                                            question["question"], count,
-                                                           budget, user["turns"])}
+                                                           budget, user["turns"])
                         for method, order in ranked.items():
                             got = pack(order, sizes, budget) & wanted
                             sums[(method, budget)] += len(got) / len(wanted)
@@ -265,14 +278,19 @@ def ablate(data: Path, langs: list[str], budgets: list[int]) -> dict:
 
 
 def table(results: dict, budgets: list[int]) -> str:
-    rows = ["| lang | questions | " + " | ".join(
-        f"context@{b} | bm25@{b} | delta@{b}" for b in budgets) + " |",
-        "|---|---|" + "---|---|---|" * len(budgets)]
+    hybrid = any(f"hybrid@{budgets[0]}" in r for r in results.values())
+    head = [f"context@{b} | bm25@{b} | delta@{b}" + (
+        f" | hybrid@{b} | hybrid-context@{b}" if hybrid else "") for b in budgets]
+    rows = ["| lang | questions | " + " | ".join(head) + " |",
+            "|---|---|" + ("---|" * (5 if hybrid else 3)) * len(budgets)]
     for lang, r in results.items():
         cells = []
         for b in budgets:
             cells += [f"{r[f'context@{b}']:.1f}%", f"{r[f'bm25@{b}']:.1f}%",
                       f"{r[f'context@{b}'] - r[f'bm25@{b}']:+.1f}"]
+            if hybrid:
+                cells += [f"{r[f'hybrid@{b}']:.1f}%",
+                          f"{r[f'hybrid@{b}'] - r[f'context@{b}']:+.1f}"]
         rows.append(f"| {lang} | {r['questions']} | " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
@@ -286,6 +304,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--details", help="write one JSON line per question and method here")
     parser.add_argument("--ablate", action="store_true",
                         help="also measure context with each part of the ranking switched off")
+    parser.add_argument("--semantic", action="store_true",
+                        help="also measure context with semantic recall on (needs the"
+                             " [semantic] extra); the 'hybrid' columns")
     parser.add_argument("--without", choices=sorted(ABLATIONS), action="append", default=[],
                         help="switch one part of the ranking off (for --ablate)")
     args = parser.parse_args(argv)
@@ -296,7 +317,7 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"bench.recall: no dataset at {data}; pass --data DIR")
     budgets = [int(b) for b in args.budgets.split(",")]
     details: list | None = [] if args.details else None
-    results = run(data, args.lang.split(","), budgets, details)
+    results = run(data, args.lang.split(","), budgets, details, args.semantic)
     if details is not None:
         Path(args.details).write_text("".join(json.dumps(d, ensure_ascii=False) + "\n"
                                               for d in details), encoding="utf-8")

@@ -6,7 +6,7 @@ function __ekko_mem_path
     set -e typed[1]
     for word in $typed
         switch "$cmdpath:$word"
-            case ':hooks' ':init' ':log' ':history' ':migrate' ':remember' ':query' ':forget' ':audit' 'audit:undo' ':show' ':edit' ':expire' ':context' ':explain' ':schema' ':summarize' ':extract' ':export' ':import' 'hooks:install' 'hooks:uninstall' 'hooks:run' ':doctor' ':config' 'config:get' 'config:set' 'config:unset' ':mcp'
+            case ':hooks' ':init' ':log' ':history' ':migrate' ':remember' ':query' ':forget' ':audit' 'audit:undo' ':show' ':edit' ':expire' ':context' ':explain' ':schema' ':summarize' ':extract' ':export' ':import' 'hooks:install' 'hooks:uninstall' 'hooks:run' ':index' ':doctor' ':config' 'config:get' 'config:set' 'config:unset' ':mcp'
                 set cmdpath (string trim -- "$cmdpath $word")
         end
     end
@@ -37,6 +37,7 @@ complete -c ekko-mem -n '__ekko_mem_at' -f -a 'summarize' -d 'Append the next su
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'extract' -d 'Extract memories from messages not yet extracted (each message once).'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'export' -d 'Export messages, summaries, memories and audit events as JSON Lines.'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'import' -d 'Import an export file: all or nothing, ids and times kept, twice adds nothing.'
+complete -c ekko-mem -n '__ekko_mem_at' -f -a 'index' -d 'Embed what has no vector yet, for semantic recall (needs the [semantic] extra).'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'doctor' -d 'Check the memory dbs: owner, integrity, index, modes, schema, expiry, chains, references.'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'mcp' -d 'Serve the memory tools to an agent over MCP on stdio.'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'audit' -d 'List audit events, newest first (JSON Lines with --json).'
@@ -248,6 +249,12 @@ complete -c ekko-mem -n '__ekko_mem_at hooks run' -l workspace -s w -r -d 'Works
 complete -c ekko-mem -n '__ekko_mem_at hooks run' -l json -d 'Machine-readable JSON on stdout.'
 complete -c ekko-mem -n '__ekko_mem_at hooks run' -l quiet -s q -d 'Print nothing but errors.'
 complete -c ekko-mem -n '__ekko_mem_at hooks run' -s h -l help -d 'Show this message and exit.'
+complete -c ekko-mem -n '__ekko_mem_at index' -l user -d 'Index the user db (EKKO_HOME, else ~/.ekko), not the workspace\'s.'
+complete -c ekko-mem -n '__ekko_mem_at index' -l rebuild -d 'Drop every vector and embed everything again.'
+complete -c ekko-mem -n '__ekko_mem_at index' -l workspace -s w -r -d 'Workspace folder (default: EKKO_WORKSPACE, else found upward from here, as git does).'
+complete -c ekko-mem -n '__ekko_mem_at index' -l json -d 'Machine-readable JSON on stdout.'
+complete -c ekko-mem -n '__ekko_mem_at index' -l quiet -s q -d 'Print nothing but errors.'
+complete -c ekko-mem -n '__ekko_mem_at index' -s h -l help -d 'Show this message and exit.'
 complete -c ekko-mem -n '__ekko_mem_at doctor' -l repair -d 'Fix what can be fixed: rebuild the index, chmod, migrate, expire.'
 complete -c ekko-mem -n '__ekko_mem_at doctor' -l scan -r -d 'Also byte-scan each db, -wal and -shm file and the full-text index for TEXT (proves an erasure).'
 complete -c ekko-mem -n '__ekko_mem_at doctor' -l workspace -s w -r -d 'Workspace folder (default: EKKO_WORKSPACE, else found upward from here, as git does).'
@@ -264,20 +271,20 @@ complete -c ekko-mem -n '__ekko_mem_at config' -l quiet -s q -d 'Print nothing b
 complete -c ekko-mem -n '__ekko_mem_at config' -l no-color -d 'No colour (also NO_COLOR).'
 complete -c ekko-mem -n '__ekko_mem_at config' -s h -l help -d 'Show this message and exit.'
 complete -c ekko-mem -n '__ekko_mem_at config get' -f
-complete -c ekko-mem -n '__ekko_mem_at config get' -f -a 'session.default context.budget context.counter context.recent context.header extractor.command extractor.timeout sensitive.policy hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line'
+complete -c ekko-mem -n '__ekko_mem_at config get' -f -a 'session.default context.budget context.counter context.recent context.header extractor.command extractor.timeout sensitive.policy retrieval.semantic hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line'
 complete -c ekko-mem -n '__ekko_mem_at config get' -l workspace -s w -r -d 'Workspace folder (default: EKKO_WORKSPACE, else found upward from here, as git does).'
 complete -c ekko-mem -n '__ekko_mem_at config get' -l json -d 'Machine-readable JSON on stdout.'
 complete -c ekko-mem -n '__ekko_mem_at config get' -l quiet -s q -d 'Print nothing but errors.'
 complete -c ekko-mem -n '__ekko_mem_at config get' -s h -l help -d 'Show this message and exit.'
 complete -c ekko-mem -n '__ekko_mem_at config set' -f
-complete -c ekko-mem -n '__ekko_mem_at config set' -f -a 'session.default context.budget context.counter context.recent context.header extractor.command extractor.timeout sensitive.policy hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line'
+complete -c ekko-mem -n '__ekko_mem_at config set' -f -a 'session.default context.budget context.counter context.recent context.header extractor.command extractor.timeout sensitive.policy retrieval.semantic hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line'
 complete -c ekko-mem -n '__ekko_mem_at config set' -l user -d 'The user\'s config.toml (EKKO_HOME, else ~/.ekko), not the workspace\'s.'
 complete -c ekko-mem -n '__ekko_mem_at config set' -l workspace -s w -r -d 'Workspace folder (default: EKKO_WORKSPACE, else found upward from here, as git does).'
 complete -c ekko-mem -n '__ekko_mem_at config set' -l json -d 'Machine-readable JSON on stdout.'
 complete -c ekko-mem -n '__ekko_mem_at config set' -l quiet -s q -d 'Print nothing but errors.'
 complete -c ekko-mem -n '__ekko_mem_at config set' -s h -l help -d 'Show this message and exit.'
 complete -c ekko-mem -n '__ekko_mem_at config unset' -f
-complete -c ekko-mem -n '__ekko_mem_at config unset' -f -a 'session.default context.budget context.counter context.recent context.header extractor.command extractor.timeout sensitive.policy hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line'
+complete -c ekko-mem -n '__ekko_mem_at config unset' -f -a 'session.default context.budget context.counter context.recent context.header extractor.command extractor.timeout sensitive.policy retrieval.semantic hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line'
 complete -c ekko-mem -n '__ekko_mem_at config unset' -l user -d 'The user\'s config.toml (EKKO_HOME, else ~/.ekko), not the workspace\'s.'
 complete -c ekko-mem -n '__ekko_mem_at config unset' -l workspace -s w -r -d 'Workspace folder (default: EKKO_WORKSPACE, else found upward from here, as git does).'
 complete -c ekko-mem -n '__ekko_mem_at config unset' -l json -d 'Machine-readable JSON on stdout.'

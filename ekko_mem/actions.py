@@ -167,6 +167,24 @@ def do_hooks_run(hook, **options):
     do_hooks("run", **options)
 
 
+def do_index(*, user=False, rebuild=False, as_json=False, quiet=False, workspace=None):
+    show = None if quiet or not sys.stderr.isatty() else _progress_line
+    with service(workspace) as svc:
+        result = svc.index(user=user, rebuild=rebuild, progress=show)
+        notes = tuple(svc.notes)
+    if show:
+        sys.stderr.write("\n")
+    emit(results.Indexed(result, notes), as_json=as_json, quiet=quiet)
+
+
+def _progress_line(done: int, total: int) -> None:
+    """A bar on the terminal's stderr, redrawn in place."""
+    width = 30
+    filled = width * done // total if total else width
+    sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
+    sys.stderr.flush()
+
+
 def do_doctor(*, repair=False, scan=None, as_json=False, quiet=False, workspace=None):
     from .errors import EkkoError
     with service(workspace) as svc:

@@ -35,6 +35,8 @@ SETTINGS = {s.key: s for s in (
     Setting("extractor.timeout", "seconds", "seconds before an LLM command is given up", 60),
     Setting("sensitive.policy", "text", "confirm (default), refuse or allow", "confirm",
             choices=("confirm", "refuse", "allow")),
+    Setting("retrieval.semantic", "bool",
+            "rank by meaning too (needs the [semantic] extra; see `ekko-mem index`)", False),
     Setting("hooks.session", "name", "session that the git hook logs commits into", "git"),
     Setting("hooks.trailers", "bool", "record Decision:/Constraint: trailers as memory", True),
     Setting("schema.rules", "rules", "extra controlled-schema rules"),

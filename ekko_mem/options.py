@@ -441,6 +441,20 @@ COMMANDS = {c.name: c for c in (
                 " checked out now; the hook passes the one it was made on)."),
             WORKSPACE, JSON, QUIET)),
     Command(
+        "index", "actions:do_index",
+        """Embed what has no vector yet, for semantic recall (needs the [semantic] extra).
+
+        Writes embed as they go once retrieval.semantic is true; this fills in rows written
+        before, or imported. Each batch is committed, so an interrupted run resumes.
+        Example: ekko-mem config set retrieval.semantic true && ekko-mem index
+        """,
+        options=(
+            Opt("--user", "user", "flag", False,
+                help="Index the user db (EKKO_HOME, else ~/.ekko), not the workspace's."),
+            Opt("--rebuild", "rebuild", "flag", False,
+                help="Drop every vector and embed everything again."),
+            WORKSPACE, JSON, QUIET)),
+    Command(
         "doctor", "actions:do_doctor",
         """Check the memory dbs: owner, integrity, index, modes, schema, expiry, chains, references.
 

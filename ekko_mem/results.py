@@ -100,6 +100,12 @@ class Exported(Result):
     records: Iterable
 
 
+class Indexed(Result):
+    """`index`: what was embedded, and how much of the db has vectors now."""
+    data: dict
+    notes: tuple = ()
+
+
 class ImportReport(Result):
     """`import`: counts of what was imported and skipped."""
     data: dict

@@ -173,9 +173,9 @@ def test_a_bad_value_is_a_usage_error_and_nothing_is_written(cli, ws, argv, line
 
 def test_an_unknown_key_is_refused_naming_the_known_ones(cli, ws):
     before = _workspace_config(ws).read_bytes()
-    out = cli("config", "set", "retrieval.floor", "3")
+    out = cli("config", "set", "display.width", "3")
     assert out.code == 2 and out.err.count("\n") == 1
-    assert out.err.startswith("ekko-mem: unknown setting 'retrieval.floor'; known settings: ")
+    assert out.err.startswith("ekko-mem: unknown setting 'display.width'; known settings: ")
     assert all(key in out.err for key in SETTINGS)
     assert _workspace_config(ws).read_bytes() == before
 

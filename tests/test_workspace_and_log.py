@@ -186,17 +186,17 @@ def test_migrate_status_and_dry_run(cli, ws):
     assert cli("migrate").out.strip().endswith("nothing to apply")
     path = ws / ".ekko" / "memory.db"
     db = sqlite3.connect(path)
-    db.execute("drop table memory_pending_purges")
-    db.execute("drop table memory_workspaces")
-    db.execute("delete from memory_schema_migrations where version = 7")
-    db.execute("PRAGMA user_version = 6")
+    db.execute("drop table memory_vectors")
+    db.execute("drop table memory_vector_blocks")
+    db.execute("delete from memory_schema_migrations where version = 8")
+    db.execute("PRAGMA user_version = 7")
     db.commit()
     db.close()
     dry = cli("migrate", "--dry-run", "--json").json()
-    assert dry["pending"] == [[7, "m007_create_erasure_bookkeeping"]]
+    assert dry["pending"] == [[8, "m008_create_vectors"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
-    assert applied["appliedNow"] == ["m007_create_erasure_bookkeeping"]
+    assert applied["appliedNow"] == ["m008_create_vectors"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

@@ -21,6 +21,7 @@ RENDERERS = {
     r.DoctorReport: "workspace:DoctorView",
     r.Exported: "workspace:ExportedView",
     r.ImportReport: "workspace:ImportView",
+    r.Indexed: "workspace:IndexedView",
     r.Logged: "messages:LoggedView",
     r.History: "messages:HistoryView",
     r.Sessions: "messages:SessionsView",

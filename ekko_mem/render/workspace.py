@@ -100,3 +100,19 @@ class ImportView(Renderer):
             human.lines([f"imported {counts['message']} messages, {counts['summary']}"
                          f" summaries, {counts['node']} memories, {counts['event']} audit"
                          f" events; {result.data['skipped']} already present"])
+
+
+class IndexedView(Renderer):
+    def diagnose(self, result) -> None:
+        for note in result.notes:
+            human.note(f"ekko-mem: note: {note}", quiet=self.quiet)
+
+    def human(self, result) -> None:
+        if self.quiet:
+            return
+        data = result.data
+        have, rows = data["withVectors"], data["rows"]
+        human.lines([f"embedded {data['embedded']} rows with {data['model']} in {data['db']}",
+                     *(f"  {label}: {have[kind]} of {rows[kind]} have vectors" for kind, label
+                       in (("message", "messages"), ("node", "memories"),
+                           ("summary", "summaries")))])

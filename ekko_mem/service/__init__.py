@@ -17,7 +17,7 @@ USE_CASES = {
     "erasure": "erasure:Erasure", "forgetting": "forget:Forget",
     "inspection": "inspect:Inspect", "context": "context:Context",
     "transfer": "transfer:Transfer", "checkup": "doctor:Doctor", "hooks": "hooks:Hooks",
-    "workspace": "workspace:Workspace",
+    "workspace": "workspace:Workspace", "indexer": "semantic:Indexer",
 }
 
 # use case -> its public methods, reachable as MemoryService.<method>
@@ -33,6 +33,7 @@ PUBLIC = {
                   "summary_prompt", "extraction_prompt_for", "apply_answer", "summary_chain"),
     "transfer": ("export_lines", "save_export", "import_lines"),
     "checkup": ("doctor",),
+    "indexer": ("index",),
     "hooks": ("install_hooks", "uninstall_hooks", "record_commit"),
     "workspace": ("init_workspace", "migration_report"),
     "drafts": ("prepare_node", "schema", "schema_key", "value_from_text", "check_choice"),

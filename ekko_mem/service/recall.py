@@ -28,7 +28,8 @@ class Recall(UseCase):
         from ..retrieval import analyse, rank, score, with_partners
         query = analyse(text, self.env.now())
         out = {"query": query, "ranked": [], "considered": 0, "belowFloor": 0}
-        if query.empty or not stores:
+        embedder = self.stores.embedder(warnings) if stores and text.strip() else None
+        if (query.empty and embedder is None) or not stores:
             return out
         skip = set(skip_ids)
         pool: dict[str, object] = {}
@@ -46,6 +47,18 @@ class Recall(UseCase):
                       and not (c.kind == "message" and " ".join(c.text.split()) == text_key)]
         score(query, candidates, df, total)
         ranked, below = rank(candidates)
+        if embedder is not None:
+            from .semantic import vector_hits
+            from ..retrieval.fusion import fuse
+            lexical = {c.id for c in ranked}
+            hits = vector_hits(embedder, stores, text, kinds=kinds, pool=pool,
+                               skip=skip | {c.id for c in pool.values() if c not in candidates},
+                               node_filter=node_filter, session=session, since=since,
+                               limit=pool_size, warnings=warnings)
+            for cand in hits:
+                if cand.id not in lexical:
+                    cand.via = []
+            ranked = fuse(ranked, hits)
         if "message" in kinds:
             partners = self._partners(stores, ranked[:max(PAIRED, pool_size // 2)], skip,
                                       since)
@@ -74,10 +87,7 @@ class Recall(UseCase):
         if "node" in kinds and query.terms and node_filter is not None:
             for node in store.recall.node_hits(query.strong_terms, node_counts, node_filter,
                                         limit=NODE_POOL):
-                pool.setdefault(node["id"], Candidate(
-                    "node", node["id"], _node_text(node), node["updatedAt"], node,
-                    weight=0.8 + 0.4 * node["confidence"], origin=name,
-                    fields=_node_fields(node)))
+                pool.setdefault(node["id"], _node_candidate(node, name))
         if "summary" in kinds:
             for summary in store.recall.recent_summaries(limit=SUMMARY_POOL):
                 pool.setdefault(summary["id"], Candidate(
@@ -106,6 +116,13 @@ def _message(msg: dict, origin: str):
     from ..retrieval import Candidate
     return Candidate("message", msg["id"], msg["content"], msg["createdAt"], msg,
                      origin=origin)
+
+
+def _node_candidate(node: dict, origin: str):
+    from ..retrieval import Candidate
+    return Candidate("node", node["id"], _node_text(node), node["updatedAt"], node,
+                     weight=0.8 + 0.4 * node["confidence"], origin=origin,
+                     fields=_node_fields(node))
 
 
 def _node_text(node: dict) -> str:

@@ -36,6 +36,8 @@ class Stores:
         self._config = None
         self._global = None
         self._read_only: list = []  # opened for a context; closed with the rest
+        self._embedder = None   # the semantic model: None until asked, False when off
+        self._semantic_off: str | None = None  # why semantic recall is on but cannot run
         self.notes: list[str] = []  # things a person should hear about, printed to stderr
 
     # -- locations ---------------------------------------------------------------------------
@@ -108,7 +110,41 @@ class Stores:
         from ..store import open_store
         if self.timeout is not None:
             kwargs["timeout"] = self.timeout
-        return open_store(path, **kwargs)
+        store = open_store(path, **kwargs)
+        if self.semantic_on():
+            from ..embedding import Lazy
+            store.db.embedder = Lazy(self._embedding_failed)
+        return store
+
+    # -- semantic recall ---------------------------------------------------------------------
+    def semantic_on(self) -> bool:
+        """retrieval.semantic is true (a bad value, or a config that cannot be read, counts
+        as off: the command that reads config reports it)."""
+        try:
+            return self.read_config().get("retrieval.semantic") is True
+        except EkkoError:
+            return False
+
+    def embedder(self, warnings: list[str] | None = None):
+        """The loaded model when semantic recall is on and can run, else None; when it is on
+        but cannot run, why is added to `warnings` (recall then stays lexical)."""
+        if self._embedder is None:
+            self._embedder = False
+            if self.semantic_on():
+                from ..embedding import load
+                try:
+                    self._embedder = load()
+                except RuntimeError as exc:
+                    self._semantic_off = f"semantic recall is off: {exc}"
+        if self._semantic_off and warnings is not None \
+                and self._semantic_off not in warnings:
+            warnings.append(self._semantic_off)
+        return self._embedder or None
+
+    def _embedding_failed(self, why: str) -> None:
+        note = f"written without vectors ({why}); run 'ekko-mem index' once it is fixed"
+        if note not in self.notes:
+            self.notes.append(note)
 
     @property
     def store(self):

@@ -94,6 +94,9 @@ class Connection:
         self.raw = conn
         self.path = path
         self._depth = 0
+        # Set by the service when semantic recall is on: writes then embed their rows
+        # (store/vectors.py) in the same transaction.
+        self.embedder = None
 
     def execute(self, sql: str, params=()):
         try:

@@ -11,6 +11,7 @@ import time
 
 from . import codec
 from .connection import Part
+from .vectors import VectorStore
 
 CHECKPOINT_TRIES = 20
 CHECKPOINT_PAUSE_S = 0.1
@@ -54,6 +55,7 @@ class ErasureStore(Part):
         dropped = [r[0] for r in rows]
         self.db.execute("delete from memory_summaries where id in"
                         f" ({','.join('?' * len(dropped))})", dropped)
+        VectorStore(self.db).drop(dropped)
         return dropped
 
     # -- nodes -------------------------------------------------------------------------------

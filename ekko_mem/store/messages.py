@@ -4,6 +4,7 @@ from __future__ import annotations
 from . import codec, fts
 from .connection import Part
 from .refs import SEP, local_ids
+from .vectors import VectorStore
 
 
 class MessageStore(Part):
@@ -18,6 +19,7 @@ class MessageStore(Part):
             db.executemany("insert into memory_messages_fts (rowid, content) values (?, ?)",
                            [(first + i, fts.index_text(m["content"]))
                             for i, m in enumerate(messages)])
+            VectorStore(db).index_messages(messages)
 
     def message_ids_exist(self, ids: list[str]) -> set[str]:
         if not ids:
@@ -89,6 +91,7 @@ class MessageStore(Part):
                             " content) values ('delete', ?, ?)", (row[0], fts.index_text(row[1])))
             self.db.execute("delete from memory_messages where rowid = ?", (row[0],))
             count += 1
+        VectorStore(self.db).drop(ids)
         return count
 
     def find_commit_message(self, session_id: str, sha: str) -> str | None:

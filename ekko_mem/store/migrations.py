@@ -194,3 +194,30 @@ def m007_create_erasure_bookkeeping(db) -> None:
         workspace_id text primary key,
         root text not null,
         seen_at text not null)""")
+
+
+@migration
+def m008_create_vectors(db) -> None:
+    """Embeddings for semantic recall (store/vectors.py). Vectors are kept in blocks of up to
+    128 (sign bits, float32 scales and int8 codes, each end to end), so a search reads a few
+    hundred rows, not one per message; `memory_vectors` says which block holds each embedded
+    row. Both stay empty unless semantic recall is switched on."""
+    # Column order is read order: a scan of the sign bits stops before the codes.
+    db.execute("""create table memory_vector_blocks (
+        id integer primary key,
+        kind text not null,
+        model text not null,
+        bits blob not null,
+        scales blob not null,
+        refs_json text not null,
+        codes blob not null)""")
+    db.execute("create index idx_memory_vector_blocks_kind on memory_vector_blocks"
+               " (kind, model)")
+    db.execute("""create table memory_vectors (
+        ref_id text primary key,
+        kind text not null,
+        partner_id text,
+        model text not null,
+        block_id integer not null)""")
+    db.execute("create index idx_memory_vectors_partner on memory_vectors (partner_id)"
+               " where partner_id is not null")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import codec, fts
 from .connection import Part
+from .vectors import VectorStore
 
 # bm25 column weights for (title, content, tags, entities): a hit in the title says most about
 # what a memory is about, an entity next, a tag next, a word in the body least.
@@ -188,6 +189,7 @@ class NodeStore(Part):
                               f" ({','.join('?' * 26)})", codec.node_to_row(node))
         self.db.execute("insert into memory_nodes_fts (rowid, title, content, tags, entities)"
                         " values (?, ?, ?, ?, ?)", (cur.lastrowid, *_fts_values(node)))
+        VectorStore(self.db).index_node(node)
 
     def _drop_fts(self, node_id: str) -> int | None:
         row = self.db.one(f"select rowid, {codec.NODE_COLUMNS} from memory_nodes where id = ?",
@@ -209,6 +211,7 @@ class NodeStore(Part):
         self.db.execute(f"update memory_nodes set {sets} where rowid = ?", (*values[1:], rowid))
         self.db.execute("insert into memory_nodes_fts (rowid, title, content, tags, entities)"
                         " values (?, ?, ?, ?, ?)", (rowid, *_fts_values(node)))
+        VectorStore(self.db).index_node(node)
 
     def set_status(self, node_id: str, status: str, updated_at: str) -> None:
         self.db.execute("update memory_nodes set status = ?, updated_at = ? where id = ?",
@@ -219,6 +222,7 @@ class NodeStore(Part):
         if rowid is None:
             return False
         self.db.execute("delete from memory_nodes where rowid = ?", (rowid,))
+        VectorStore(self.db).drop([node_id])
         return True
 
     def optimize_fts(self) -> None:

@@ -11,6 +11,7 @@ from .nodes import NodeStore
 from .recall import RecallStore
 from .summaries import SummaryStore
 from .transfer import TransferStore
+from .vectors import VectorStore
 
 
 class SqliteMemoryStore:
@@ -27,6 +28,7 @@ class SqliteMemoryStore:
         self.transfer = TransferStore(db)
         self.erasure = ErasureStore(db)
         self.health = HealthChecks(db)
+        self.vectors = VectorStore(db)
 
     def close(self) -> None:
         self.db.close()

@@ -3,12 +3,14 @@ from __future__ import annotations
 
 from . import codec
 from .connection import Part
+from .vectors import VectorStore
 
 
 class SummaryStore(Part):
     def append_summary(self, summary: dict) -> None:
         self.db.execute(f"insert into memory_summaries ({codec.SUMMARY_COLUMNS}) values"
                         f" ({','.join('?' * 15)})", codec.summary_to_row(summary))
+        VectorStore(self.db).index_summary(summary)
 
     def get_latest_summary(self, session_id: str) -> dict | None:
         row = self.db.one(f"select {codec.SUMMARY_COLUMNS} from memory_summaries"
