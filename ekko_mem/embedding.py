@@ -42,29 +42,40 @@ class Embedder:
             return []
         return [quantise(v) for v in self._engine.passage([_clip(t) for t in texts])]
 
+    def on(self) -> bool:
+        return True
+
     def question(self, text: str):
         """The question's vector as float32 (it is compared, never stored)."""
         return self._engine.query([_clip(text)])[0]
 
 
 class Lazy:
-    """What a db writes its vectors with: the model is loaded on the first text to embed,
-    so a write that embeds nothing pays nothing. When it cannot load, rows are written
+    """What a db writes its vectors with. Whether semantic recall is on is asked, and the
+    model loaded, only when there is a text to embed, so a write that embeds nothing pays
+    nothing (not even reading the config). When the model cannot load, rows are written
     without vectors and `report` is told once (`ekko-mem index` fills them in later)."""
 
     model = MODEL
 
-    def __init__(self, report) -> None:
+    def __init__(self, enabled, report) -> None:
+        self._enabled = enabled
         self._report = report
-        self._failed = False
+        self._off: bool | None = None
+
+    def on(self) -> bool:
+        if self._off is None:
+            self._off = not self._enabled()
+        return not self._off
 
     def passages(self, texts: list[str]) -> list[tuple[float, bytes, bytes]] | None:
-        if self._failed:
+        """As Embedder.passages, or None when semantic recall is off or cannot run."""
+        if not self.on():
             return None
         try:
             return load().passages(texts)
         except RuntimeError as exc:
-            self._failed = True
+            self._off = True
             self._report(str(exc))
             return None
 

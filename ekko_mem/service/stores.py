@@ -111,9 +111,8 @@ class Stores:
         if self.timeout is not None:
             kwargs["timeout"] = self.timeout
         store = open_store(path, **kwargs)
-        if self.semantic_on():
-            from ..embedding import Lazy
-            store.db.embedder = Lazy(self._embedding_failed)
+        from ..embedding import Lazy
+        store.db.embedder = Lazy(self.semantic_on, self._embedding_failed)
         return store
 
     # -- semantic recall ---------------------------------------------------------------------

@@ -31,7 +31,7 @@ class VectorStore(Part):
         """Embed newly appended messages: a reply with the question just before it in its
         session, anything else on its own. Returns the rows written."""
         embedder = self.db.embedder
-        if embedder is None or not messages:
+        if embedder is None or not messages or not embedder.on():
             return 0
         units: dict[str, tuple[str | None, str]] = {}   # ref id -> (partner id, text)
         last: dict[str, dict | None] = {}
@@ -53,11 +53,11 @@ class VectorStore(Part):
         return len(units)
 
     def index_node(self, node: dict) -> None:
-        if self.db.embedder is not None:
+        if self.db.embedder is not None and self.db.embedder.on():
             self.put([(node["id"], "node", None, node_text(node))])
 
     def index_summary(self, summary: dict) -> None:
-        if self.db.embedder is not None:
+        if self.db.embedder is not None and self.db.embedder.on():
             self.put([(summary["id"], "summary", None, summary_text(summary))])
 
     def put(self, units: list[tuple[str, str, str | None, str]]) -> bool:
