@@ -149,7 +149,7 @@ def _fails(cli, check, db="workspace", *args):
 
 def test_corrupt_index_page_is_a_fail_line_and_repair_leaves_the_file_alone(cli, ws):
     db = _fill(cli, ws)
-    digest = _smash(db, _page_of(db, "idx_memory_nodes_lookup"))
+    digest = _smash(db, _page_of(db, "idx_memory_nodes_rank"))
     line, checks = _fails(cli, "integrity")
     assert "damaged" in line and ".recover" in line and "ekko-mem export" in line
     assert checks[("workspace", "schema")]["ok"]  # the other checks still ran

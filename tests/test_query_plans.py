@@ -88,6 +88,12 @@ PATHS = {
         {**ACTIVE, "statuses": ["active", "superseded", "expired"],
          "key": "avoid_ingredient", "valueJson": "香菜"}),
     "category prefix": lambda s: s.nodes.find_nodes({**ACTIVE, "categoryPrefix": ["生活技能", "做饭"]}),
+    "conflict lookup: same key, scope, type and domain": lambda s: s.nodes.find_nodes(
+        {**ACTIVE, "scopes": ["workspace"], "types": ["preference"], "domain": "生活技能",
+         "key": "avoid_ingredient"}, limit=20),
+    "conflict lookup: tasks in rank order": lambda s: s.nodes.find_nodes(
+        {**ACTIVE, "scopes": ["workspace"], "types": ["preference"], "domain": "生活技能",
+         "key": "avoid_ingredient", "rankWalk": True}, limit=200),
     "session nodes": lambda s: s.nodes.find_nodes(
         {**ACTIVE, "scopes": ["session"], "sessionId": "s1"}),
     "successors": lambda s: s.nodes.successors("mem_plan00000000000003"),
@@ -134,6 +140,30 @@ def test_exact_key_lookup_uses_a_key_index(store):
     steps = [s for _, plan in _plans(store, PATHS["exact key and value"]) for s in plan]
     assert any(re.match(r"SEARCH n USING (COVERING )?INDEX idx_memory_nodes_key", s)
                for s in steps), steps
+
+
+@pytest.mark.parametrize("name, index", [
+    ("conflict lookup: same key, scope, type and domain", "idx_memory_nodes_key_value"),
+    ("conflict lookup: tasks in rank order", "idx_memory_nodes_rank"),
+    ("session nodes", "idx_memory_nodes_session"),
+    ("successors", "idx_memory_nodes_supersedes"),
+])
+def test_each_lookup_uses_its_own_index(store, name, index):
+    """The write path's conflict lookup reads the few nodes with that key, not every active
+    node of the type; the partial indexes (keyed, session and superseding nodes only) serve
+    the queries that need them."""
+    steps = [s for _, plan in _plans(store, PATHS[name]) for s in plan]
+    assert any(index in s for s in steps), steps
+
+
+def test_node_indexes_are_the_ones_queries_use(store):
+    """Every index on memory_nodes earns its bytes: each is named by some plan above."""
+    used = {re.search(r"INDEX (\S+)", s).group(1) for call in PATHS.values()
+            for _, plan in _plans(store, call) for s in plan if "INDEX idx_" in s}
+    indexes = {r[0] for r in store.db.raw.execute(
+        "select name from sqlite_master where type = 'index' and tbl_name = 'memory_nodes'"
+        " and name like 'idx_%'")}
+    assert indexes <= used, indexes - used
 
 
 def test_category_prefix_uses_the_category_index(store):

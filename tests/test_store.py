@@ -119,3 +119,60 @@ def _node(i, **extra):
     return node
 
 
+
+
+# -- audit events that read their copy from the node's row ---------------------------------------
+def _raw_payloads(ws, node_id):
+    db = sqlite3.connect(ws / ".ekko" / "memory.db")
+    rows = db.execute("select event_type, payload_json from memory_audit_events where node_id = ?"
+                      " order by rowid", (node_id,)).fetchall()
+    db.close()
+    return rows
+
+
+def test_a_create_event_keeps_no_copy_while_the_row_is_unchanged(cli, ws):
+    import json
+    node = cli("remember", "--type", "fact", "--title", "staging runs postgres 16",
+               "--json").json()["nodeId"]
+    [(kind, payload)] = _raw_payloads(ws, node)
+    assert kind == "create" and json.loads(payload) == {"after": "=node", "before": None}
+    shown = cli("audit", "--node", node, "--json").jsonl()[0]
+    assert shown["payload"]["after"] == cli("show", node, "--json").json()["node"]
+
+
+@pytest.mark.parametrize("change", ["edit", "forget", "supersede", "erase predecessor"])
+def test_every_change_to_the_row_first_writes_the_copy_out(cli, ws, change):
+    """After any in-place change, the create event still shows the node as it was created,
+    and undoing the change gives that node back."""
+    import json
+    first = cli("remember", "--type", "fact", "--title", "the build uses make",
+                "--json").json()["nodeId"]
+    created = cli("show", first, "--json").json()["node"]
+    if change == "edit":
+        env = {"EDITOR": "sed -i s/make/ninja/"}
+        assert cli("edit", first, env=env).code == 0
+    elif change == "forget":
+        assert cli("forget", first, "--yes").code == 0
+    elif change == "supersede":
+        assert cli("remember", "--supersedes", first, "--type", "fact", "--title",
+                   "the build uses ninja").code == 0
+    else:
+        newer = cli("remember", "--supersedes", first, "--type", "fact", "--title",
+                    "the build uses ninja", "--json").json()["nodeId"]
+        before = cli("show", newer, "--json").json()["node"]
+        assert cli("forget", first, "--hard", "--yes").code == 0
+        [(kind, payload)] = _raw_payloads(ws, newer)[:1]
+        assert json.loads(payload)["after"] == before  # written out before its row changed
+        assert cli("show", newer, "--json").json()["node"].get("supersedesId") is None
+        return
+    events = cli("audit", "--node", first, "--json").jsonl()
+    create = [e for e in events if e["eventType"] == "create"][0]
+    assert create["payload"]["after"] == created
+    assert json.loads(_raw_payloads(ws, first)[0][1])["after"] == created
+    if change == "supersede":
+        return
+    last = events[0]["id"]
+    assert cli("audit", "undo", last).code == 0
+    restored = cli("show", first, "--json").json()["node"]
+    assert {k: restored[k] for k in ("title", "status")} == \
+        {k: created[k] for k in ("title", "status")}

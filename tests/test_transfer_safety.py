@@ -426,9 +426,10 @@ def test_imported_nodes_are_audited_in_their_own_db(cli, ws):
         assert len(events) == 1, events
         kind, nid, actor, reason, payload = events[0]
         assert (kind, nid, actor, reason) == ("import", node_id, "import", "imported")
-        assert json.loads(payload)["after"]["id"] == node_id
+        assert json.loads(payload)["after"] == "=node"  # the row is the copy while unchanged
     shown = cli("audit", "--node", "mem_user1", "--json").jsonl()
     assert [e["actor"] for e in shown] == ["import"]
+    assert shown[0]["payload"]["after"]["id"] == "mem_user1"
 
 
 def test_a_node_whose_history_is_in_the_file_keeps_it_and_records_the_import(cli, ws):

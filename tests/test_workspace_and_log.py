@@ -188,15 +188,15 @@ def test_migrate_status_and_dry_run(cli, ws):
     db = sqlite3.connect(path)
     db.execute("drop table memory_vectors")
     db.execute("drop table memory_vector_blocks")
-    db.execute("delete from memory_schema_migrations where version = 8")
+    db.execute("delete from memory_schema_migrations where version >= 8")
     db.execute("PRAGMA user_version = 7")
     db.commit()
     db.close()
     dry = cli("migrate", "--dry-run", "--json").json()
-    assert dry["pending"] == [[8, "m008_create_vectors"]]
+    assert dry["pending"] == [[8, "m008_create_vectors"], [9, "m009_slim_node_indexes"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
-    assert applied["appliedNow"] == ["m008_create_vectors"]
+    assert applied["appliedNow"] == ["m008_create_vectors", "m009_slim_node_indexes"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

@@ -201,9 +201,10 @@ class Nodes(UseCase):
                 f["valueJson"] = node.get("valueJson")
         else:
             f["categoryPrefix"] = node["categoryPath"]
-        # Tasks are told apart by their text, so more of them are compared than one value's.
+        # Tasks are told apart by their text, so more of them are compared than one value's;
+        # most tasks share their key, so they are read in rank order, the newest 200 at most.
         wide = self.drafts.schema.is_state(node.get("key"))
-        return store.nodes.find_nodes(f, limit=200 if wide else 20)
+        return store.nodes.find_nodes({**f, "rankWalk": wide}, limit=200 if wide else 20)
 
     def _carry_over(self, old) -> dict:
         keep = ("scope", "domain", "categoryPath", "type", "key", "valueJson", "title",

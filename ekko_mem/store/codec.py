@@ -106,6 +106,11 @@ def summary_to_row(summary: dict) -> tuple:
     )
 
 
+# An event's `after` that is the node's own row (store/nodes.py keeps it so): never a node
+# or a dict, so it cannot be mistaken for one.
+SAME_AS_NODE = "=node"
+SAME_AS_NODE_JSON = '"after":"=node"'
+
 EVENT_COLUMNS = ("id, event_type, node_id, session_id, workspace_id, user_id, actor, reason,"
                  " payload_json, created_at")
 

@@ -221,3 +221,29 @@ def m008_create_vectors(db) -> None:
         block_id integer not null)""")
     db.execute("create index idx_memory_vectors_partner on memory_vectors (partner_id)"
                " where partner_id is not null")
+
+
+@migration
+def m009_slim_node_indexes(db) -> None:
+    """Only the indexes a real query uses (tests/test_query_plans.py lists the queries), and
+    those only over the rows that can match: they were more than half of a node's bytes.
+    Listings by scope, type, status or owner walk idx_memory_nodes_rank in rank order and stop
+    at their limit; a key, a predecessor or a session is looked up only where it is set."""
+    for statement in ("drop index if exists idx_memory_nodes_lookup",
+                      "drop index if exists idx_memory_nodes_key",
+                      "drop index if exists idx_memory_nodes_workspace",
+                      "drop index if exists idx_memory_nodes_user",
+                      "drop index if exists idx_memory_nodes_status_type",
+                      "drop index if exists idx_memory_nodes_expires",
+                      "drop index if exists idx_memory_nodes_key_value",
+                      "drop index if exists idx_memory_nodes_supersedes",
+                      "drop index if exists idx_memory_nodes_session"):
+        db.execute(statement)
+    db.execute("create index idx_memory_nodes_key_value on memory_nodes (key, value_json, status)"
+               " where key is not null")
+    db.execute("create index idx_memory_nodes_supersedes on memory_nodes (supersedes_id)"
+               " where supersedes_id is not null")
+    # `scope = 'session'` is written as a constant by store/nodes.py's filters, which is what
+    # lets SQLite use an index that holds session nodes only.
+    db.execute("create index idx_memory_nodes_session on memory_nodes"
+               " (session_id, status, updated_at) where scope = 'session'")

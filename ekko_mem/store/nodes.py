@@ -66,13 +66,16 @@ def node_filters(f: dict) -> tuple[list[str], list]:
 
     if f.get("ids"):
         within("id", f["ids"])
-    # With a category prefix the category range is the selective term; a plain status term
-    # would tempt the planner (no ANALYZE stats) into walking every active node instead.
-    within("+n.status" if f.get("categoryPrefix") else "status", f.get("statuses") or ["active"])
-    # Likewise scope, type and domain: without ANALYZE stats the planner would walk a whole
-    # scope on idx_memory_nodes_key rather than the few nodes in the category range.
-    in_category = bool(f.get("categoryPrefix"))
-    if f.get("scopes"):
+    # With a category prefix, or a key, that is the selective term; a plain status term
+    # would tempt the planner (no ANALYZE stats) into walking every active node of the type
+    # on idx_memory_nodes_rank instead. A caller that wants the walk in rank order (the few
+    # keys most nodes of a type share) says so with rankWalk.
+    by_key = f.get("key") is not None and not f.get("rankWalk")
+    in_category = bool(f.get("categoryPrefix")) or by_key
+    within("+n.status" if in_category else "status", f.get("statuses") or ["active"])
+    if f.get("scopes") == ["session"] and not in_category:
+        where.append("n.scope = 'session'")  # a constant: idx_memory_nodes_session is partial
+    elif f.get("scopes"):
         within("+n.scope" if in_category else "scope", f["scopes"])
     if f.get("types"):
         within("+n.type" if in_category else "type", f["types"])
@@ -204,6 +207,7 @@ class NodeStore(Part):
 
     def replace_node(self, node: dict) -> None:
         """Rewrite a node in place (same id), keeping its FTS rows in step."""
+        self._keep_copies(node["id"])
         rowid = self._drop_fts(node["id"])
         values = codec.node_to_row(node)
         columns = [c.strip() for c in codec.NODE_COLUMNS.split(",")]
@@ -214,6 +218,7 @@ class NodeStore(Part):
         VectorStore(self.db).index_node(node)
 
     def set_status(self, node_id: str, status: str, updated_at: str) -> None:
+        self._keep_copies(node_id)
         self.db.execute("update memory_nodes set status = ?, updated_at = ? where id = ?",
                         (status, updated_at, node_id))
 
@@ -236,14 +241,58 @@ class NodeStore(Part):
         return reindex_fts(self.db)
 
     # -- audit -------------------------------------------------------------------------------
+    # An event that records a node as it now stands (a create, an import, a refresh: nothing
+    # before, the whole node after) does not copy it: its `after` is SAME_AS_NODE, read back
+    # from the node's row. The row is the copy until it changes, and every in-place change
+    # (replace_node, set_status, detach_successors) first writes the copy into the event, so
+    # a reader always gets exactly what was recorded. This was most of a node's bytes.
     def add_event(self, event: dict) -> None:
+        payload = event.get("payload")
+        if payload and payload.get("before") is None and event.get("nodeId") and \
+                isinstance(payload.get("after"), dict) and \
+                payload["after"].get("id") == event["nodeId"] and \
+                payload["after"] == self.get_node(event["nodeId"]):
+            event = {**event, "payload": {**payload, "after": codec.SAME_AS_NODE}}
         self.db.execute(f"insert into memory_audit_events ({codec.EVENT_COLUMNS}) values"
                         " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", codec.event_to_row(event))
+
+    def _keep_copies(self, node_id: str) -> None:
+        """Before a node's row changes: the events that read it as their copy get it
+        written out."""
+        rows = self.db.all("select rowid, payload_json from memory_audit_events where"
+                           " node_id = ? and instr(payload_json, ?)",
+                           (node_id, codec.SAME_AS_NODE_JSON))
+        if not rows:
+            return
+        current = self.get_node(node_id)
+        for rowid, payload in rows:
+            data = codec.loads(payload)
+            if data.get("after") == codec.SAME_AS_NODE:
+                data["after"] = current
+                self.db.execute("update memory_audit_events set payload_json = ?"
+                                " where rowid = ?", (codec.dumps(data), rowid))
+
+    def resolve_events(self, events: list[dict]) -> list[dict]:
+        """Events as recorded: an `after` kept as SAME_AS_NODE is read from the node's row."""
+        wanted = [e["nodeId"] for e in events if (e.get("payload") or {}).get("after")
+                  == codec.SAME_AS_NODE]
+        if not wanted:
+            return events
+        rows = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start:start + 500]
+            rows.update((n["id"], n) for n in (codec.node_from_row(r) for r in self.db.all(
+                f"select {codec.NODE_COLUMNS} from memory_nodes where id in"
+                f" ({','.join('?' * len(chunk))})", chunk)))
+        for event in events:
+            if (event.get("payload") or {}).get("after") == codec.SAME_AS_NODE:
+                event["payload"] = {**event["payload"], "after": rows.get(event["nodeId"])}
+        return events
 
     def get_event(self, event_id: str) -> dict | None:
         row = self.db.one(f"select {codec.EVENT_COLUMNS} from memory_audit_events where id = ?",
                           (event_id,))
-        return codec.event_from_row(row) if row else None
+        return self.resolve_events([codec.event_from_row(row)])[0] if row else None
 
     def list_events(self, *, node_id: str | None = None, since: str | None = None,
                     limit: int = 50) -> list[dict]:
@@ -257,7 +306,7 @@ class NodeStore(Part):
         rows = self.db.all(f"select {codec.EVENT_COLUMNS} from memory_audit_events where"
                            f" {' and '.join(where)} order by created_at desc, rowid desc"
                            " limit ?", (*args, limit))
-        return [codec.event_from_row(r) for r in rows]
+        return self.resolve_events([codec.event_from_row(r) for r in rows])
 
     def titles(self, node_ids) -> dict[str, str]:
         """The title of each of these nodes that this db holds, by id: what an audit listing
@@ -277,6 +326,9 @@ class NodeStore(Part):
                         " reason = event_type where node_id = ?", (node_id,))
 
     def detach_successors(self, node_id: str) -> None:
+        for (other,) in self.db.all("select id from memory_nodes where supersedes_id = ? or"
+                                    " parent_id = ?", (node_id, node_id)):
+            self._keep_copies(other)
         self.db.execute("update memory_nodes set supersedes_id = null where supersedes_id = ?",
                         (node_id,))
         self.db.execute("update memory_nodes set parent_id = null where parent_id = ?",
