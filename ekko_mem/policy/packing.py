@@ -342,23 +342,25 @@ def _as_candidate(node: dict):
 def _mask_for_model(gathered: dict) -> None:
     """Credentials never leave through a context: every record it may print or carry in its
     JSON (text, tags, values, session names, summary lists) is masked as a whole, whatever
-    path stored it."""
-    from .sensitive import mask_json, mask_secrets
+    path stored it. Ranked candidates are masked in `_could_fit`, which picks the only ones a
+    context can print."""
+    from .sensitive import mask_json
     gathered["recent"] = [mask_json(m) for m in gathered["recent"]]
     gathered["summary"] = mask_json(gathered["summary"])
     gathered["nodes"] = [mask_json(n) for n in gathered["nodes"]]
-    for cand in gathered["ranked"]:
-        cand.record = mask_json(cand.record)
-        cand.text = mask_secrets(cand.text)
 
 
 def _could_fit(ranked: list, budget: int, count) -> list:
-    """The head of the ranked list that could still matter: items until their text adds up to
-    twice the budget. Packing the rest would only cost time (it is counted as cut)."""
+    """The head of the ranked list that could still matter, masked: items until their text
+    adds up to twice the budget. Packing the rest would only cost time (it is counted as cut,
+    by id), and so would masking it: on a large db that was most of a context's time."""
+    from .sensitive import mask_json, mask_secrets
     head, total = [], 0
     for cand in ranked:
         if total > 2 * budget:
             break
+        cand.record = mask_json(cand.record)
+        cand.text = mask_secrets(cand.text)
         head.append(cand)
         total += count(cand.text)
     return head

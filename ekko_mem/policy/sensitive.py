@@ -179,9 +179,29 @@ _MAX_CARD_GROUPS = 5
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
 
+_any_trigger: dict[tuple, re.Pattern[str] | None] = {}
+
+
+def _could_hold(lowered: str, kinds) -> bool:
+    """Whether `lowered` holds a trigger of any pattern of `kinds`: one search instead of a
+    test per pattern, which made masking every field of every record most of the time a
+    large context took. Kinds with an always-tried pattern are always searched."""
+    key = tuple(kinds) if kinds is not None else None
+    if key not in _any_trigger:
+        chosen = [t for (kind, _, _), t in zip(_SOURCES, _TRIGGERS)
+                  if kinds is None or kind in kinds]
+        _any_trigger[key] = None if any(not t for t in chosen) else re.compile(
+            "|".join(re.escape(w) for w in sorted({w for t in chosen for w in t},
+                                                  key=len, reverse=True)))
+    pattern = _any_trigger[key]
+    return pattern is None or pattern.search(lowered) is not None
+
+
 def _patterns(text: str, kinds):
     """The patterns that could match `text`, compiled on first use."""
     lowered = text.lower()
+    if not _could_hold(lowered, kinds):
+        return
     for index, (kind, check, source) in enumerate(_SOURCES):
         if kinds is not None and kind not in kinds:
             continue
