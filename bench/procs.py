@@ -109,6 +109,8 @@ def command_cases(binary: str, python: str, root: Path, session: str, term: str)
             "research", "--category", "research/papers/cli", "--title",
             f"基准 cli fact {time.time_ns()}", "--content", "基准测试 remember per process",
             *w, "-q"],
+        "ekko-mem remember TEXT": lambda i: [
+            binary, "remember", f"以后做饭别放香菜，我喜欢少油 {time.time_ns()}", *w, "-q"],
         "ekko-mem query": lambda i: [binary, "query", term, *w, "--json"],
         "ekko-mem context": lambda i: [binary, "context", "今晚吃什么 deploy", "-s", session, *w],
         "ekko-mem history": lambda i: [binary, "history", "-s", session, "-n", "20", *w,
@@ -124,6 +126,8 @@ def service_calls(svc, session: str, term: str) -> dict:
             "scope": "workspace", "type": "fact", "domain": "research",
             "categoryPath": "research/papers/cli", "title": f"基准 capture {time.time_ns()}",
             "content": "基准测试 capture"}, session=session),
+        "ekko-mem remember TEXT": lambda: svc.remember(
+            f"以后做饭别放香菜，我喜欢少油 {time.time_ns()}", session=session),
         "ekko-mem query": lambda: svc.retrieve({"queryText": term, "limit": 20}),
         "ekko-mem context": lambda: svc.build_context("今晚吃什么 deploy", session=session),
         "ekko-mem history": lambda: svc.history(session=session, limit=20),
@@ -146,9 +150,9 @@ def measure_processes(stats: dict, binary: str, python: str, env: dict, runs: in
             svc.close()
     with tempfile.TemporaryDirectory() as tmp:
         for name, script in scripts.items():
-            path = Path(tmp) / f"{name.split()[-1]}.sql"
+            path = Path(tmp) / f"{name.split(maxsplit=1)[-1].replace(' ', '-')}.sql"
             path.write_text(script, encoding="utf-8")
-            cases[f"sqlite3 (same SQL as {name.split()[-1]})"] = (
+            cases[f"sqlite3 (same SQL as {name.split(maxsplit=1)[-1]})"] = (
                 lambda i, p=path: [sqlite_shell, str(db), f".read {p}"])
         times = {name: [] for name in cases}
         rss = {name: 0 for name in cases}
@@ -166,7 +170,7 @@ def measure_processes(stats: dict, binary: str, python: str, env: dict, runs: in
     bare = out["python3 -c 'import sqlite3'"]["p50"]
     for name, row in out.items():
         row["xBarePython"] = round(row["p50"] / bare, 2)
-        shell = out.get(f"sqlite3 (same SQL as {name.split()[-1]})")
+        shell = out.get(f"sqlite3 (same SQL as {name.split(maxsplit=1)[-1]})")
         if name.startswith("ekko-mem") and shell:
             row["xSqlite3"] = round(row["p50"] / shell["p50"], 2)
     return {"results": out, "sqlScripts": {k: v.count("\n") - 1 for k, v in scripts.items()}}

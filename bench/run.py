@@ -42,6 +42,10 @@ def parse_args(argv=None):
     parser.add_argument("--repeat", type=int, default=40, help="in-process calls per path")
     parser.add_argument("--skip-procs", action="store_true")
     parser.add_argument("--skip-latency", action="store_true")
+    parser.add_argument("--no-sql", action="store_true",
+                        help="skip the sqlite3 rows (they capture SQL with the code in this"
+                             " checkout, which migrates the db: not for timing another"
+                             " version's venv)")
     parser.add_argument("--json-out", help="also write the full JSON report here")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     return parser.parse_args(argv)
@@ -107,7 +111,7 @@ def main(argv=None) -> None:
         if not args.skip_procs:
             print(f"[{name}] per-process timings ({args.runs} runs)", file=sys.stderr)
             entry["processes"] = measure_processes(stats, binary, python, env, args.runs,
-                                                   shell)
+                                                   None if args.no_sql else shell)
         result["sizes"][name] = entry
     report.add_growth(result)
     if args.json_out:
