@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import cache
 
 from .vocab import (
@@ -44,20 +43,27 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-@dataclass(frozen=True)
 class Turn:
-    """What a whole message says about every memory in it: source, language, intent, time."""
+    """What a whole message says about every memory in it: source, language, intent, time.
+    A plain class, not a dataclass: importing dataclasses (and inspect with it) cost more
+    than the rest of a free-text `remember`'s imports."""
 
-    message_id: str
-    zh: bool
-    explicit: bool  # 记住 / 以后 / from now on / always: a lasting rule, fit for user scope
-    remember: bool  # asked outright to remember: the strongest signal there is
-    change: bool  # 以后都不 / no longer: replaces what was true before
-    temporary: bool  # today, tonight, a passing ailment: never beyond this session
-    health: str | None  # the clause naming the ailment, quoted in the memory's content
-    end_of_day: str
-    food: bool = False  # the message is about food, so "keep it under 30 minutes" is cooking
-    replace: bool = False  # 口味完全听我的: the new value replaces the old one whole
+    __slots__ = ("message_id", "zh", "explicit", "remember", "change", "temporary", "health",
+                 "end_of_day", "food", "replace")
+
+    def __init__(self, message_id: str, zh: bool, explicit: bool, remember: bool,
+                 change: bool, temporary: bool, health: str | None, end_of_day: str,
+                 food: bool = False, replace: bool = False) -> None:
+        self.message_id = message_id
+        self.zh = zh
+        self.explicit = explicit  # 记住 / 以后 / from now on / always: a lasting rule
+        self.remember = remember  # asked outright to remember: the strongest signal there is
+        self.change = change  # 以后都不 / no longer: replaces what was true before
+        self.temporary = temporary  # today, tonight, a passing ailment: never beyond this session
+        self.health = health  # the clause naming the ailment, quoted in the memory's content
+        self.end_of_day = end_of_day
+        self.food = food  # about food, so "keep it under 30 minutes" is cooking
+        self.replace = replace  # 口味完全听我的: the new value replaces the old one whole
 
 
 def split_items(raw: str, zh: bool) -> list[str]:
