@@ -243,8 +243,8 @@ def do_export(*, scope=None, session=None, output=None, quiet=False, workspace=N
 
 
 def do_import(source, *, yes=False, as_json=False, quiet=False, workspace=None):
-    from .actions import _read_lines
-    lines = _read_lines(source)
-    with service(workspace) as svc:
+    from .service.transfer_files import open_import
+    stdin = getattr(sys.stdin, "buffer", None) if source == "-" else None
+    with open_import(source, stdin) as lines, service(workspace) as svc:
         result = svc.import_lines(lines, confirm=yes)
     emit(results.ImportReport(result), as_json=as_json, quiet=quiet)

@@ -176,3 +176,15 @@ def test_every_change_to_the_row_first_writes_the_copy_out(cli, ws, change):
     restored = cli("show", first, "--json").json()["node"]
     assert {k: restored[k] for k in ("title", "status")} == \
         {k: created[k] for k in ("title", "status")}
+
+
+def test_an_export_carries_the_copy_the_row_stands_in_for(cli, ws, tmp_path):
+    import json
+    node = cli("remember", "--type", "fact", "--title", "deploys go out on tuesdays",
+               "--json").json()["nodeId"]
+    dump = tmp_path / "dump.jsonl"
+    assert cli("export", "--output", str(dump)).code == 0
+    events = [json.loads(line) for line in dump.read_text().splitlines()
+              if json.loads(line).get("kind") == "event"]
+    [create] = [e["data"] for e in events if e["data"]["nodeId"] == node]
+    assert create["payload"]["after"]["title"] == "deploys go out on tuesdays"

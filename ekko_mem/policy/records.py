@@ -68,19 +68,28 @@ def json_objects(lines, *, what: str, max_bytes: int | None = None) -> list[tupl
     its number, so a batch is all or nothing."""
     objects: list[tuple[int, dict]] = []
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if max_bytes is not None:
-            from .limits import check_size, line_bytes
-            check_size(f"line {number}", line, max_bytes, "limits.line", unit="bytes",
-                       size=line_bytes(line, max_bytes))
-        try:
-            value = json.loads(line)
-        except ValueError as exc:
-            raise Rejected(f"line {number} is not valid JSON ({exc.msg})",
-                           f"fix that line; nothing was {what}") from None
-        if not isinstance(value, dict):
-            raise Rejected(f"line {number} is not a JSON object",
-                           f"each line must be one object; nothing was {what}")
-        objects.append((number, value))
+        value = json_object(number, line, what=what, max_bytes=max_bytes)
+        if value is not None:
+            objects.append((number, value))
     return objects
+
+
+def json_object(number: int, line: str, *, what: str, max_bytes: int | None = None
+                ) -> dict | None:
+    """Line `number`'s JSON object, None for a blank line; anything else is refused with its
+    number ("nothing was {what}")."""
+    if not line.strip():
+        return None
+    if max_bytes is not None:
+        from .limits import check_size, line_bytes
+        check_size(f"line {number}", line, max_bytes, "limits.line", unit="bytes",
+                   size=line_bytes(line, max_bytes))
+    try:
+        value = json.loads(line)
+    except ValueError as exc:
+        raise Rejected(f"line {number} is not valid JSON ({exc.msg})",
+                       f"fix that line; nothing was {what}") from None
+    if not isinstance(value, dict):
+        raise Rejected(f"line {number} is not a JSON object",
+                       f"each line must be one object; nothing was {what}")
+    return value

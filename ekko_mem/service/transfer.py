@@ -1,63 +1,43 @@
 """Export and import: a lossless JSON Lines round trip of messages, summaries, nodes and
-audit events.
+audit events, streamed both ways so memory stays bounded whatever the size.
 
-An export reads each db inside one snapshot and, to a file, replaces the target only once
-the whole file is on disk. An import is idempotent by id and all-or-nothing across the
-workspace and user dbs, and every new node passes the same policy as `remember`: controlled
-keys, one active value per single-valued key, size limits, confirmed secrets, the current
-user as owner, references that resolve. An untrusted file cannot write global scope or slip
-long-term user memory in unconfirmed. Refusals name the line and the field, never a value.
+An export reads each db inside one snapshot, a batch of rows at a time, and, to a file,
+replaces the target only once the whole file is on disk. An import is idempotent by id and
+all-or-nothing across the workspace and user dbs, and every new node passes the same policy
+as `remember`: controlled keys, one active value per single-valued key, size limits,
+confirmed secrets, the current user as owner, references that resolve. An untrusted file
+cannot write global scope or slip long-term user memory in unconfirmed. Refusals name the
+line and the field, never a value.
+
+An import reads its file twice under the write locks: a first pass checks every line and
+keeps only ids, lines and counts (in a scratch index on disk), a second writes in batches.
+Stdin or a pipe is first copied to a private temporary file, so it can be read twice.
 """
 from __future__ import annotations
 
-import os
-from contextlib import ExitStack, suppress
+from contextlib import ExitStack, contextmanager
 
-from ..errors import EkkoError, NeedsConfirmation, Rejected, Step
-from ..policy.records import json_objects
+from ..errors import NeedsConfirmation, Rejected, Step
+from ..policy.limits import check_size
 from .stores import UseCase
+from .transfer_files import NOTHING, TooLong, readable, write_atomically
 
 FORMAT = "ekko-mem-export"
 VERSION = 1
 KINDS = ("message", "summary", "node", "event")
 TABLES = {"message": "memory_messages", "summary": "memory_summaries", "node": "memory_nodes",
           "event": "memory_audit_events"}
-NOTHING = "nothing was imported"
+BATCH = 1000  # records checked or written at a time
 
 
-def write_atomically(path: str, chunks) -> None:
-    """Write `chunks` to a private temp file beside `path`, then rename it over `path`.
-
-    The target is either the complete new file (mode 0600) or exactly what it was: a failed
-    read, a full disk or Ctrl-C removes the temp file. A symlink at `path` is replaced, not
-    followed, so an export never writes into whatever file a link points at."""
-    folder = os.path.dirname(path) or "."
-    temp = os.path.join(folder, f".{os.path.basename(path)}.{os.urandom(8).hex()}.tmp")
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    except OSError as exc:
-        raise EkkoError(f"cannot write beside {path}: {exc.strerror or exc}",
-                        "check that the folder exists and is writable") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.writelines(chunks)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temp, path)
-    except BaseException as exc:
-        with suppress(OSError):
-            os.unlink(temp)
-        if isinstance(exc, OSError):
-            raise EkkoError(f"cannot write {path}: {exc.strerror or exc}",
-                            f"check the path and free disk space, then retry; {path} was"
-                            " left as it was") from None
-        raise
-    with suppress(OSError):  # make the rename itself durable
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+def _events_of(events: list[dict], stores: dict, every: bool, scopes, session):
+    if not every:
+        ids = list({e["nodeId"] for e in events if e.get("nodeId")})
+        kept = set().union(*(s.transfer.nodes_among(ids, scopes, session)
+                             for s in stores.values()))
+        events = [e for e in events if e.get("nodeId") in kept]
+    for event in events:
+        yield {"kind": "event", "data": event}
 
 
 class Transfer(UseCase):
@@ -90,15 +70,20 @@ class Transfer(UseCase):
                 yield {"kind": "message", "data": msg}
             for summary in workspace.transfer.export_summaries(session):
                 yield {"kind": "summary", "data": summary}
-        node_ids: set[str] = set()
         for store in stores.values():
             for node in store.transfer.export_nodes(scopes, session):
-                node_ids.add(node["id"])
                 yield {"kind": "node", "data": node}
+        every = scopes is None and session is None
         for store in stores.values():
+            # A filtered export keeps the events of the nodes it holds, whichever db holds
+            # them: asked of the dbs a batch at a time rather than kept as a set of ids.
+            batch: list[dict] = []
             for event in store.transfer.export_events():
-                if (scopes is None and session is None) or event.get("nodeId") in node_ids:
-                    yield {"kind": "event", "data": event}
+                batch.append(event)
+                if len(batch) == BATCH:
+                    yield from _events_of(batch, stores, every, scopes, session)
+                    batch = []
+            yield from _events_of(batch, stores, every, scopes, session)
 
     def save_export(self, path: str, lines) -> None:
         """Write rendered export lines to `path` atomically (see write_atomically)."""
@@ -106,41 +91,105 @@ class Transfer(UseCase):
 
     # -- import ------------------------------------------------------------------------------
     def import_lines(self, lines, *, confirm: bool = False) -> dict:
+        """Import export lines: a list of them, a one-shot iterator (copied aside first) or
+        what `transfer_files.open_import` opened. Nothing is held but a batch at a time."""
         from ..store.transfer import atomic_together
-        records = self._import_parse(lines)
-        stores = {"workspace": self.store}
-        user = self.stores.user_store(create=any(k == "node" and d["scope"] == "user"
-                                          for _, k, d in records))
-        if user is not None:
-            stores["user"] = user
-        # Locks in this order, commits in this order: the workspace db first, the user db
-        # last. If the last commit fails after the first succeeded, what is left half done
-        # is local to this workspace, and importing again (idempotent by id) completes it;
-        # the other order would leave user memory that every workspace reads pointing at
-        # messages and history that never arrived. Checks run under the locks, so nothing
-        # another process commits meanwhile can slip between check and write.
-        with atomic_together([store.db for store in stores.values()]):
-            fresh = self._import_plan(records, stores)
-            self._import_policy(records, fresh, stores, confirm)
-            counts = self._import_write(records, fresh, stores)
-        return {"imported": counts, "skipped": len(records) - sum(counts.values())}
+        with readable(lines) as source, ExitStack() as stack:
+            stores = {"workspace": self.store}
+            user = self.stores.user_store()
+            if user is not None:
+                stores["user"] = user
+            # Locks in this order, commits in this order: the workspace db first, the user db
+            # last. If the last commit fails after the first succeeded, what is left half done
+            # is local to this workspace, and importing again (idempotent by id) completes it;
+            # the other order would leave user memory that every workspace reads pointing at
+            # messages and history that never arrived. Checks run under the locks, so nothing
+            # another process commits meanwhile can slip between check and write.
+            held = stack.enter_context(atomic_together([s.db for s in stores.values()]))
+            index = stack.enter_context(self._checked(source, stores, confirm))
+            if "user" not in stores and index.holds_user_nodes():
+                # Made only once the file is known good, locked last as above. Should another
+                # process have made it meanwhile and written to it, it is checked again.
+                stores["user"] = self.stores.user_store(create=True)
+                held.take(stores["user"].db)
+                if stores["user"].nodes.count_nodes():
+                    index = stack.enter_context(self._checked(source, stores, confirm))
+            counts = self._import_write(source, index, stores)
+            return {"imported": counts, "skipped": index.count() - sum(counts.values())}
 
-    def _import_parse(self, lines) -> list[tuple[int, str, dict]]:
+    @contextmanager
+    def _checked(self, source, stores: dict, confirm: bool):
+        """The first pass: every line read, every record the import would add put to the
+        write policy; yields the index of the file that the second pass writes by."""
+        from ..store.transfer import ImportIndex
+        index = ImportIndex()
+        try:
+            verdict = _Verdict()
+            for batch in self._import_batches(source, index):
+                if verdict.refusal is None:
+                    self._import_policy(batch, stores, index, verdict)
+            if not index.count():
+                raise Rejected("nothing to import", "give a file written by export")
+            verdict.settle(index, confirm)
+            yield index
+        finally:
+            index.close()
+
+    def _import_batches(self, source, index=None):
+        """Lists of (line, kind, record, whether the line escapes a NUL), in file order.
+
+        Refused as a whole file is read: a line that is not JSON (or too long) at once, and
+        only then the first record that is not a valid one (a bad header, kind or field, or
+        an id seen before, found as each batch is noted in `index`)."""
+        cap = self.config.get("limits.line")
+        read, parse = self._import_parsers(cap)
+        batch: list = []
+        refusal = None
+        for number, line in enumerate(source.lines(cap), start=1):
+            item = read(number, line)
+            if item is None or refusal is not None:
+                continue
+            try:
+                record = parse(number, item, line)
+            except Rejected as exc:
+                refusal, batch = self._note(batch, index) or exc, []
+                continue
+            if record is not None:
+                batch.append(record)
+                if len(batch) == BATCH:
+                    refusal = self._note(batch, index)
+                    if refusal is None:
+                        yield batch
+                    batch = []
+        refusal = refusal or self._note(batch, index)
+        if refusal is not None:
+            raise refusal
+        if batch:
+            yield batch
+
+    def _import_parsers(self, cap: int):
         from pydantic import ValidationError
 
         from ..models import (MemoryAuditEvent, MemoryMessage, MemoryNode, MemorySummary,
                               validation_message)
+        from ..policy.records import json_object
         models = {"message": MemoryMessage, "summary": MemorySummary, "node": MemoryNode,
                   "event": MemoryAuditEvent}
-        records, seen = [], {}
-        for number, item in json_objects(lines, what="imported",
-                                         max_bytes=self.config.get("limits.line")):
+
+        def read(number: int, line) -> dict | None:
+            """The line's object, or None for a blank line."""
+            if isinstance(line, TooLong):
+                check_size(f"line {number}", "", cap, "limits.line", unit="bytes",
+                           size=line.size)
+            return json_object(number, line, what="imported", max_bytes=cap)
+
+        def parse(number: int, item: dict, line: str):
             kind = item.get("kind")
             if kind == "header":
                 if item.get("format") != FORMAT or item.get("version") != VERSION:
                     raise Rejected(f"line {number}: not an {FORMAT} v{VERSION} file",
                                    "export it again with this ekko-mem")
-                continue
+                return None
             if kind not in models:
                 raise Rejected(f"line {number}: unknown kind {kind!r}",
                                f"use one of: {', '.join(KINDS)}; {NOTHING}")
@@ -150,86 +199,88 @@ class Transfer(UseCase):
             except ValidationError as exc:
                 raise Rejected(f"line {number}: {kind} {validation_message(exc)}",
                                f"fix that line; {NOTHING}") from None
-            first = seen.setdefault((kind, data["id"]), number)
-            if first != number:
-                raise Rejected(f"line {number}: the same {kind} id as line {first}",
-                               f"each record appears once; {NOTHING}")
-            records.append((number, kind, data))
-        if not records:
-            raise Rejected("nothing to import", "give a file written by export")
-        return records
+            # JSON has no raw NUL: a NUL in the record was written as an escape in the line.
+            return number, kind, data, "\\u0000" in line
 
-    def _import_plan(self, records, stores: dict) -> list[tuple[int, str, dict, str]]:
-        """(line, kind, record, db name) for each record not already there, in write order."""
-        user_nodes = {d["id"] for _, k, d in records if k == "node" and d["scope"] == "user"}
-        placed = [(n, k, d, self._import_target(k, d, user_nodes, stores.get("user")))
-                  for n, k, d in records]
-        fresh = []
-        for kind in KINDS:
-            for name, store in stores.items():
-                batch = [item for item in placed if item[1] == kind and item[3] == name]
-                present = store.transfer.existing_ids(TABLES[kind],
-                                                      [item[2]["id"] for item in batch])
-                fresh += [item for item in batch if item[2]["id"] not in present]
-        return fresh
+        return read, parse
 
     @staticmethod
-    def _import_target(kind, data, user_nodes, user_store) -> str:
-        if kind == "node":
-            return "user" if data["scope"] == "user" else "workspace"
-        if kind == "event":
-            node_id = data.get("nodeId")
-            if node_id in user_nodes or (node_id and user_store is not None
-                                         and user_store.nodes.get_node(node_id)):
-                return "user"
-        return "workspace"
+    def _note(batch: list, index) -> Rejected | None:
+        """Note a batch's ids in the index; the refusal of the first id seen before, if any."""
+        if index is None or not batch:
+            return None
+        repeated = index.add([(kind, data["id"], number, kind == "node"
+                               and data["scope"] == "user") for number, kind, data, _ in batch])
+        if repeated is not None:
+            number, first = repeated
+            kind = next(k for n, k, *_ in batch if n == number)
+            return Rejected(f"line {number}: the same {kind} id as line {first}",
+                            f"each record appears once; {NOTHING}")
+        index.note_history([data["nodeId"] for _, kind, data, _ in batch
+                            if kind == "event" and data.get("nodeId")])
+        return None
+
+    def _fresh(self, batch: list, stores: dict, index, *, events: bool = True) -> list:
+        """(line, kind, record, NUL escaped, db name) for each record of `batch` that the db
+        it goes to does not hold yet, in file order."""
+        user = stores.get("user")
+        users: set[str] = set()
+        if events:  # an event goes with its node: to the user db for user memory
+            ids = [d["nodeId"] for _, k, d, _ in batch if k == "event" and d.get("nodeId")]
+            users = index.user_nodes_among(ids) | (
+                user.transfer.existing_ids("memory_nodes", ids) if user is not None else set())
+        placed = []
+        for number, kind, data, nul in batch:
+            if kind == "node":
+                target = "user" if data["scope"] == "user" else "workspace"
+            elif kind == "event":
+                if not events:
+                    continue
+                target = "user" if data.get("nodeId") in users else "workspace"
+            else:
+                target = "workspace"
+            placed.append((number, kind, data, nul, target))
+        wanted: dict[tuple, list] = {}
+        for _, kind, data, _, target in placed:
+            wanted.setdefault((kind, target), []).append(data["id"])
+        present = {(kind, target): stores[target].transfer.existing_ids(TABLES[kind], ids)
+                   if target in stores else set() for (kind, target), ids in wanted.items()}
+        return [item for item in placed if item[2]["id"] not in present[(item[1], item[4])]]
 
     # -- the write policy, applied to every record the import would add -------------------------
-    def _import_policy(self, records, fresh, stores: dict, confirm: bool) -> None:
-        """Checked in file order; every refusal (exit 4) comes before any question (exit 3),
-        so confirming never lets a file through that would be refused anyway."""
-        in_file = {d["id"] for _, k, d in records if k == "node"}
-        singles: dict[tuple, int] = {}
-        unconfirmed, secret = [], []
-        from ..policy.nul import refuse_nul
-        for number, kind, data, target in sorted(fresh, key=lambda item: item[0]):
+    def _import_policy(self, batch: list, stores: dict, index, verdict) -> None:
+        """Checked in file order, up to the first refusal."""
+        for number, kind, data, nul, target in self._fresh(batch, stores, index, events=False):
             try:
-                refuse_nul(data, kind)
-                if kind == "message":
-                    self._import_size("message content", data["content"], "limits.message")
-                    question = self._import_text_secret("message", data)
-                elif kind == "summary":
-                    self._import_size("summary", data["summary"], "limits.content")
-                    question = self._import_text_secret("summary", data)
-                elif kind == "node":
-                    self._import_fields(data)
-                    self._import_refs(data, stores[target], in_file)
-                    self._import_single(number, data, stores[target], singles)
-                    question = self._import_node_secret(data)
-                    if data["scope"] == "user":  # the file's own "explicit" vouches nothing
-                        unconfirmed.append(number)
-                else:
-                    continue
+                question = self._import_check(number, kind, data, nul, stores.get(target),
+                                              index)
             except Rejected as exc:
-                hint = exc.reason_for_step.replace("nothing was written", NOTHING)
-                raise Rejected(f"line {number}: {exc.message}",
-                               hint if NOTHING in hint else f"{hint}; {NOTHING}",
-                               step=exc.step) from None
-            if question:
-                secret.append((number, question))
-        if confirm:
-            return
-        if unconfirmed:
-            raise NeedsConfirmation(
-                f"{len(unconfirmed)} user-scope memories (first at line {unconfirmed[0]}) would"
-                " shape every workspace, and a file cannot show that you stated them",
-                "if you trust the file", step=Step("confirm"))
-        if secret:
-            raise NeedsConfirmation(f"line {secret[0][0]}: {secret[0][1]}",
-                                    "to import sensitive data", step=Step("confirm"))
+                verdict.refusal = (number, _at_line(number, exc))
+                return
+            if question and verdict.secret is None:
+                verdict.secret = (number, question)
+            if kind == "node" and data["scope"] == "user":  # "explicit" in a file vouches nothing
+                verdict.unconfirmed += 1
+                verdict.first_user = verdict.first_user or number
+
+    def _import_check(self, number: int, kind: str, data: dict, nul: bool, store,
+                      index) -> str | None:
+        """Refuse the record (Rejected), or the question to ask before adding it, if any."""
+        if nul:
+            from ..policy.nul import refuse_nul
+            refuse_nul(data, kind)
+        if kind == "message":
+            self._import_size("message content", data["content"], "limits.message")
+            return self._import_text_secret("message", data)
+        if kind == "summary":
+            self._import_size("summary", data["summary"], "limits.content")
+            return self._import_text_secret("summary", data)
+        self._import_fields(data)
+        self._import_refs(number, data, store, index)
+        self._import_single(number, data, store, index)
+        return self._import_node_secret(data)
 
     def _import_size(self, what: str, text: str, setting: str) -> None:
-        from ..policy.limits import check_size
         check_size(what, text, self.config.get(setting), setting)
 
     def _import_node_secret(self, node: dict) -> str | None:
@@ -263,6 +314,11 @@ class Transfer(UseCase):
             raise Rejected("global scope cannot be imported", "global memory ships with ekko-mem")
         self._import_size("node title", node["title"], "limits.title")
         self._import_size("node content", node["content"], "limits.content")
+        self._import_owner_and_key(node)
+
+    def _import_owner_and_key(self, node: dict) -> None:
+        """The owner of user memory and the controlled key, its spelling fixed in place: what
+        the second pass settles again on the record it reads back."""
         if node["scope"] == "user":
             owner = self.env.user_id()
             if node.setdefault("userId", owner) != owner:
@@ -284,57 +340,109 @@ class Transfer(UseCase):
             raise Rejected("node key is not allowed for its domain, category and type",
                            problem[1])
 
-    def _import_refs(self, node: dict, store, in_file: set[str]) -> None:
+    @staticmethod
+    def _import_refs(number: int, node: dict, store, index) -> None:
+        """A reference the db it goes to does not hold must name a node in the file, which
+        may come later: it is settled when the whole file has been read."""
         for field in ("supersedesId", "parentId"):
             ref = node.get(field)
-            if (ref and ref not in in_file
-                    and not store.transfer.existing_ids("memory_nodes", [ref])):
-                raise Rejected(f"node {field} points at a node that is neither in the file"
-                               " nor in the memory it goes to",
-                               f"include that node in the file, or drop {field}")
+            if ref and (store is None
+                        or not store.transfer.existing_ids("memory_nodes", [ref])):
+                index.defer_ref(number, field, ref)
 
-    def _import_single(self, number: int, node: dict, store, singles: dict) -> None:
+    def _import_single(self, number: int, node: dict, store, index) -> None:
         """One active value per single-valued key and slot, counting the file and the db."""
-        key, now = node.get("key"), self.env.now_iso()
-        lapsed = node.get("expiresAt") is not None and node["expiresAt"] <= now
-        if node["status"] != "active" or lapsed or not self.drafts.schema.is_single_valued(key):
+        key = node.get("key")
+        if node["status"] != "active" or not self.drafts.schema.is_single_valued(key):
             return
+        now = self.env.now_iso()
+        if node.get("expiresAt") is not None and node["expiresAt"] <= now:
+            return
+        import json
         slot = (node["scope"], node["domain"], node["type"], key,
                 node.get("sessionId") if node["scope"] == "session" else None)
-        first = singles.setdefault(slot, number)
+        first = index.first_in_slot(json.dumps(slot, ensure_ascii=False), number)
         if first != number:
             raise Rejected(f"a second active value for the single-valued key '{key}'"
                            f" (the first is at line {first})",
                            "mark one of them superseded, or drop one")
-        rivals = [old for old in self.nodes.same_kind(store, {**node, "createdAt": now})
-                  if old["id"] != node["id"]]
+        rivals = [] if store is None else [
+            old for old in self.nodes.same_kind(store, {**node, "createdAt": now})
+            if old["id"] != node["id"]]
         if rivals:
             raise Rejected(f"the single-valued key '{key}' already has an active value"
                            f" ({rivals[0]['id']})",
                            f"forget {rivals[0]['id']} first, or drop that line")
 
     # -- writing -------------------------------------------------------------------------------
-    def _import_write(self, records, fresh, stores: dict) -> dict:
-        """Insert the new records; every new node gets an 'import' audit event in its own db
-        and transaction, holding the node itself when the file does not carry its history
-        (it is then the node's only record of where it came from)."""
-        with_history = {d.get("nodeId") for _, k, d in records if k == "event"}
-        counts = {kind: 0 for kind in KINDS}
-        for kind in KINDS:
-            for name, store in stores.items():
-                batch = [d for _, k, d, target in fresh if k == kind and target == name]
-                if not batch:
-                    continue
-                if kind == "message":
-                    store.messages.append_messages(batch)
-                for data in batch:
-                    if kind == "summary":
-                        store.summaries.append_summary(data)
-                    elif kind == "node":
-                        store.nodes.insert_node(data)
-                        self.audit_log.record(store, "import", data, "import", "imported",
-                                    after=None if data["id"] in with_history else data)
-                    elif kind == "event":
-                        store.nodes.add_event(data)
-                counts[kind] += len(batch)
+    def _import_write(self, source, index, stores: dict) -> dict:
+        """The second pass: the file read again, each batch's new records inserted."""
+        counts = dict.fromkeys(KINDS, 0)
+        for batch in self._import_batches(source):
+            fresh = self._fresh(batch, stores, index)
+            for kind in KINDS:
+                for name, store in stores.items():
+                    records = [d for _, k, d, _, target in fresh if k == kind and target == name]
+                    if records:
+                        self._insert(kind, records, store, index)
+                        counts[kind] += len(records)
         return counts
+
+    def _insert(self, kind: str, records: list[dict], store, index) -> None:
+        """Every new node gets an 'import' audit event in its own db and transaction, holding
+        the node itself when the file does not carry its history (it is then the node's only
+        record of where it came from)."""
+        if kind == "message":
+            store.messages.append_messages(records)
+        elif kind == "summary":
+            for summary in records:
+                store.summaries.append_summary(summary)
+        elif kind == "event":
+            for event in records:
+                store.nodes.add_event(event)
+        else:
+            with_history = index.with_history_among([node["id"] for node in records])
+            for node in records:
+                self._import_owner_and_key(node)
+                store.nodes.insert_node(node)
+                self.audit_log.record(store, "import", node, "import", "imported",
+                                      after=None if node["id"] in with_history else node)
+
+
+class _Verdict:
+    """What the first pass found about the records an import would add: its first refusal,
+    and else the questions to ask. Every refusal (exit 4) comes before any question (exit 3),
+    so confirming never lets a file through that would be refused anyway."""
+
+    def __init__(self) -> None:
+        self.refusal: tuple[int, Rejected] | None = None
+        self.unconfirmed = 0
+        self.first_user: int | None = None
+        self.secret: tuple[int, str] | None = None
+
+    def settle(self, index, confirm: bool) -> None:
+        dangling = index.first_dangling_ref()
+        # A reference is checked before the key's slot and secrets of its own line.
+        if dangling is not None and (self.refusal is None or dangling[0] <= self.refusal[0]):
+            number, field = dangling
+            raise _at_line(number, Rejected(
+                f"node {field} points at a node that is neither in the file nor in the"
+                " memory it goes to", f"include that node in the file, or drop {field}"))
+        if self.refusal is not None:
+            raise self.refusal[1]
+        if confirm:
+            return
+        if self.unconfirmed:
+            raise NeedsConfirmation(
+                f"{self.unconfirmed} user-scope memories (first at line {self.first_user})"
+                " would shape every workspace, and a file cannot show that you stated them",
+                "if you trust the file", step=Step("confirm"))
+        if self.secret is not None:
+            raise NeedsConfirmation(f"line {self.secret[0]}: {self.secret[1]}",
+                                    "to import sensitive data", step=Step("confirm"))
+
+
+def _at_line(number: int, exc: Rejected) -> Rejected:
+    hint = exc.reason_for_step.replace("nothing was written", NOTHING)
+    return Rejected(f"line {number}: {exc.message}",
+                    hint if NOTHING in hint else f"{hint}; {NOTHING}", step=exc.step)
