@@ -42,17 +42,17 @@ class Recall(UseCase):
             except EkkoError as exc:
                 if warnings is not None:
                     warnings.append(f"{name} db search failed: {exc.message}")
-        text_key = " ".join(text.split())
         candidates = [c for c in pool.values() if c.id not in skip
-                      and not (c.kind == "message" and " ".join(c.text.split()) == text_key)]
+                      and not (c.kind == "message" and repeats(c.text, text))]
         score(query, candidates, df, total)
         ranked, below = rank(candidates)
         if embedder is not None:
             from .semantic import vector_hits
             from ..retrieval.fusion import fuse
             lexical = {c.id for c in ranked}
+            left_out = pool.keys() - {c.id for c in candidates}
             hits = vector_hits(embedder, stores, text, kinds=kinds, pool=pool,
-                               skip=skip | {c.id for c in pool.values() if c not in candidates},
+                               skip=skip | left_out,
                                node_filter=node_filter, session=session, since=since,
                                limit=pool_size, warnings=warnings)
             for cand in hits:
@@ -110,6 +110,11 @@ class Recall(UseCase):
                     continue
                 partners[hit_id] = _message(other, name)
         return partners
+
+
+def repeats(message: str, question: str) -> bool:
+    """The message is the question itself (as just logged): never an answer to it."""
+    return " ".join(message.split()) == " ".join(question.split())
 
 
 def _message(msg: dict, origin: str):

@@ -20,7 +20,6 @@ def vector_hits(embedder, stores, text: str, *, kinds, pool: dict, skip: set, no
     the lexical pool already holds is reused (so it keeps its lexical score); the others
     are read and filtered as the lexical search filters them."""
     question = embedder.question(text)
-    text_key = " ".join(text.split())
     found: list[tuple[float, int, object]] = []
     for name, store in stores:
         try:
@@ -36,7 +35,7 @@ def vector_hits(embedder, stores, text: str, *, kinds, pool: dict, skip: set, no
                     wanted += [(cosine, i) for i in (partner, ref) if i]
                 wanted = [(c, i) for c, i in wanted if i not in skip]
                 cands = _records(kind, name, store, [i for _, i in wanted], pool,
-                                 node_filter, session, since, text_key)
+                                 node_filter, session, since, text)
                 found += [(cosine, -len(found) - n, cands[i])
                           for n, (cosine, i) in enumerate(wanted) if i in cands]
         except EkkoError as exc:
@@ -57,7 +56,7 @@ def _nearest(store, kind: str, model: str, question, limit: int) -> list:
     EXACT_MAX vectors every one is compared; past that, the sign bits (48 bytes a vector
     instead of 384) pick PREFILTER rows first and only those are compared exactly."""
     from ..retrieval.fusion import by_signs, nearest
-    large = store.vectors.block_count(kind, model) * store.vectors.BLOCK > EXACT_MAX
+    large = store.vectors.holds_more_than(kind, model, EXACT_MAX)
     blocks, sizes, data, scales = store.vectors.blocks(kind, model, bits=large)
     starts, at = [], 0
     for size in sizes:
@@ -78,16 +77,16 @@ def _slot(row: int, blocks: list[int], starts: list[int]) -> tuple[int, int]:
     return blocks[index], row - starts[index]
 
 
-def _records(kind, name, store, ids, pool, node_filter, session, since, text_key) -> dict:
+def _records(kind, name, store, ids, pool, node_filter, session, since, text) -> dict:
     """{id: Candidate} for the ids that pass the same filters as lexical recall."""
-    from .recall import _message, _node_candidate
+    from .recall import _message, _node_candidate, repeats
     have = {i: pool[i] for i in ids if i in pool}
     missing = [i for i in ids if i not in have]
     if kind == "message" and missing:
         for msg in store.messages.get_messages(missing):
             if (session is None or msg["sessionId"] == session) and (
                     since is None or msg["createdAt"] >= since) and \
-                    " ".join(msg["content"].split()) != text_key:
+                    not repeats(msg["content"], text):
                 have[msg["id"]] = pool.setdefault(msg["id"], _message(msg, name))
     elif kind == "node" and missing:
         for node in store.nodes.find_nodes({**node_filter, "ids": missing},
@@ -117,29 +116,34 @@ class Indexer(UseCase):
                 vectors.drop_other_models(embedder.model)
         before = vectors.counts(embedder.model)
         total = sum(c["rows"] - c["embedded"] for c in before.values())
+        from ..store.vectors import node_text, summary_text
         done = 0
-        if progress:
-            progress(done, total)
-        while True:
-            with store.db.atomic():
-                batch = vectors.unembedded_messages(embedder.model, BATCH)
-                vectors.index_messages(batch)
-            done += len(batch)
+
+        def report(count: int) -> None:
+            nonlocal done
+            done += count
             if progress:
                 progress(done, total)
-            if len(batch) < BATCH:
-                break
-        from ..store.vectors import node_text, summary_text
-        for kind, read, text in (("node", store.nodes.get_node, node_text),
-                                 ("summary", store.summaries.get_summary, summary_text)):
+
+        def embed(kind, read, text) -> int:
+            ids = vectors.unembedded(kind, embedder.model, BATCH)
+            vectors.put([(i, kind, None, text(read(i))) for i in ids])
+            return len(ids)
+
+        def embed_messages() -> int:
+            batch = vectors.unembedded_messages(embedder.model, BATCH)
+            vectors.index_messages(batch)
+            return len(batch)
+
+        steps = [embed_messages, lambda: embed("node", store.nodes.get_node, node_text),
+                 lambda: embed("summary", store.summaries.get_summary, summary_text)]
+        report(0)
+        for step in steps:  # each batch its own transaction: an interrupted run resumes
             while True:
                 with store.db.atomic():
-                    ids = vectors.unembedded(kind, embedder.model, BATCH)
-                    vectors.put([(i, kind, None, text(read(i))) for i in ids])
-                done += len(ids)
-                if progress:
-                    progress(done, total)
-                if len(ids) < BATCH:
+                    count = step()
+                report(count)
+                if count < BATCH:
                     break
         if not self.stores.semantic_on():
             self.stores.notes.append("retrieval.semantic is off, so recall does not use these"

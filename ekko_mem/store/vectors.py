@@ -11,7 +11,6 @@ import json
 
 from .connection import Part
 
-KINDS = ("message", "node", "summary")
 BLOCK = 128   # vectors per block: a write rewrites at most ~56 KB; a search of 100,000
               # vectors reads ~800 rows
 
@@ -157,11 +156,12 @@ class VectorStore(Part):
         return {"id": row[0], "role": row[1], "content": row[2]} if row else None
 
     # -- reads -------------------------------------------------------------------------------
-    BLOCK = BLOCK
-
-    def block_count(self, kind: str, model: str) -> int:
-        return self.db.one("select count(*) from memory_vector_blocks where kind = ? and"
-                           " model = ?", (kind, model))[0]
+    def holds_more_than(self, kind: str, model: str, count: int) -> bool:
+        """Whether there are more than `count` vectors of `kind` (counted in whole blocks:
+        the block index answers without reading a block)."""
+        blocks = self.db.one("select count(*) from memory_vector_blocks where kind = ? and"
+                             " model = ?", (kind, model))[0]
+        return blocks * BLOCK > count
 
     def blocks(self, kind: str, model: str, *, bits: bool = False
                ) -> tuple[list[int], list[int], bytes, bytes]:
@@ -177,15 +177,17 @@ class VectorStore(Part):
                 b"".join(r[3] for r in rows))
 
     def codes_at(self, slots: list[tuple[int, int]], dim: int) -> tuple[bytes, bytes]:
-        """The int8 codes and scales of each (block id, slot), end to end."""
-        codes, scales = [], []
-        for block, slot in slots:
-            row = self.db.one("select substr(scales, ?, 4), substr(codes, ?, ?) from"
-                              " memory_vector_blocks where id = ?",
-                              (4 * slot + 1, dim * slot + 1, dim, block))
-            scales.append(row[0])
-            codes.append(row[1])
-        return b"".join(codes), b"".join(scales)
+        """The int8 codes and scales of each (block id, slot), end to end, in one statement
+        (substr reads only the bytes of each slot)."""
+        if not slots:
+            return b"", b""
+        rows = self.db.all(
+            "select substr(b.scales, 4 * json_extract(s.value, '$[1]') + 1, 4),"
+            " substr(b.codes, ? * json_extract(s.value, '$[1]') + 1, ?) from json_each(?) s"
+            " join memory_vector_blocks b on b.id = json_extract(s.value, '$[0]')"
+            " order by s.key",
+            (dim, dim, json.dumps(slots)))
+        return b"".join(r[1] for r in rows), b"".join(r[0] for r in rows)
 
     def refs_at(self, slots: list[tuple[int, int]]) -> list[tuple[str, str | None]]:
         """(ref id, partner id) of each (block id, slot in it)."""
@@ -216,8 +218,8 @@ class VectorStore(Part):
         return out
 
     def unembedded_messages(self, model: str, limit: int) -> list[dict]:
-        """Messages no vector of `model` stands for, oldest first, with the message just
-        before each in its session (so a reply is embedded with its question)."""
+        """Messages no vector of `model` stands for, oldest first (index_messages pairs a
+        reply with its question)."""
         rows = self.db.all(
             "select m.id, m.session_id, m.role, m.content from memory_messages m where not"
             " exists (select 1 from memory_vectors v where v.model = ? and (v.ref_id = m.id or"
