@@ -1,4 +1,4 @@
-"""import and export at any size: the file is read twice (checked whole, then written), never
+"""import and export at any size: the file is checked whole and staged, then written, never
 held; stdin is copied to a private, unnamed temporary file; a late refusal still writes
 nothing; refusals keep file order; memory does not grow with the file."""
 from __future__ import annotations
@@ -362,3 +362,39 @@ def test_an_input_that_changes_between_readings_is_refused(tmp_path):
             more.write(_line("message", _message(3)) + "\n")
         with pytest.raises(EkkoError, match="the input changed while it was imported"):
             list(lines.lines())
+
+
+# -- audit copies -------------------------------------------------------------------------------
+def _payloads(ws: Path) -> dict:
+    import sqlite3
+    with sqlite3.connect(_ws_db(ws)) as db:
+        return dict(db.execute("select id, payload_json from memory_audit_events"
+                               " where event_type = 'create'"))
+
+
+def test_an_event_that_copies_its_node_keeps_a_reference_and_exports_whole(cli, ws, tmp_path):
+    """A create event whose node copy is exactly the imported row is stored as a reference to
+    the row (the node first, as export writes it, or the event first); a copy that differs is
+    kept; an event whose node the db already holds is compared with the row itself. Exported
+    again, every event carries the copy it came with."""
+    def full(i: int, **fields) -> dict:
+        return _node(i, tags=[], entities=[], sourceMessageIds=[], actor="user", **fields)
+    earlier = full(3)
+    assert cli("import", _write(tmp_path / "earlier.jsonl",
+                                [_line("node", earlier)])).code == 0
+    nodes = [full(0), full(1), full(2)]
+    differing = _event(nodes[2])
+    differing["payload"]["after"] = {**nodes[2], "title": "as it was first written"}
+    events = [_event(nodes[0]), _event(nodes[1]), differing, _event(earlier)]
+    lines = [_line("node", nodes[0]), _line("event", events[0]), _line("event", events[1]),
+             _line("node", nodes[1]), _line("node", nodes[2]), _line("event", events[2]),
+             _line("event", events[3])]
+    assert cli("import", _write(tmp_path / "copies.jsonl", lines)).code == 0
+    stored = _payloads(ws)
+    for event in (events[0], events[1], events[3]):
+        assert json.loads(stored[event["id"]])["after"] == "=node", event["id"]
+    assert json.loads(stored[differing["id"]])["after"]["title"] == "as it was first written"
+    records = map(json.loads, cli("export").out.splitlines())
+    exported = {r["data"]["id"]: r["data"] for r in records if r["kind"] == "event"}
+    for event in events:
+        assert exported[event["id"]]["payload"] == event["payload"], event["id"]

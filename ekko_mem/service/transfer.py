@@ -9,9 +9,11 @@ confirmed secrets, the current user as owner, references that resolve. An untrus
 cannot write global scope or slip long-term user memory in unconfirmed. Refusals name the
 line and the field, never a value.
 
-An import reads its file twice under the write locks: a first pass checks every line and
-keeps only ids, lines and counts (in a scratch index on disk), a second writes in batches.
-Stdin or a pipe is first copied to a private temporary file, so it can be read twice.
+An import reads, parses and checks its file once, under the write locks: what passes is
+staged as rows in a scratch db on disk beside the ids, lines and counts the checks need, and
+the second pass writes from there in batches, without parsing or validating again. Stdin or a
+pipe is first copied to a private temporary file, so the file can be read again in the one
+case that needs it: a user db that another process made meanwhile, checked anew.
 """
 from __future__ import annotations
 
@@ -114,7 +116,7 @@ class Transfer(UseCase):
                 held.take(stores["user"].db)
                 if stores["user"].nodes.count_nodes():
                     index = stack.enter_context(self._checked(source, stores, confirm))
-            counts = self._import_write(source, index, stores)
+            counts = self._import_write(index, stores)
             return {"imported": counts, "skipped": index.count() - sum(counts.values())}
 
     @contextmanager
@@ -249,7 +251,9 @@ class Transfer(UseCase):
 
     # -- the write policy, applied to every record the import would add -------------------------
     def _import_policy(self, batch: list, stores: dict, index, verdict) -> None:
-        """Checked in file order, up to the first refusal."""
+        """Checked in file order, up to the first refusal; what passed is staged in `index`
+        as it will be written (a node's key spelling and owner settled)."""
+        passed: dict[str, list] = {"message": [], "summary": [], "node": []}
         for number, kind, data, nul, target in self._fresh(batch, stores, index, events=False):
             try:
                 question = self._import_check(number, kind, data, nul, stores.get(target),
@@ -262,6 +266,12 @@ class Transfer(UseCase):
             if kind == "node" and data["scope"] == "user":  # "explicit" in a file vouches nothing
                 verdict.unconfirmed += 1
                 verdict.first_user = verdict.first_user or number
+            passed[kind].append((number, target, data))
+        index.stage_messages([(number, data) for number, _, data in passed["message"]])
+        index.stage_summaries([(number, data) for number, _, data in passed["summary"]])
+        index.stage_nodes(passed["node"])  # before the events, which look their nodes up
+        index.stage_events([(number, data) for number, kind, data, _ in batch
+                            if kind == "event"])
 
     def _import_check(self, number: int, kind: str, data: dict, nul: bool, store,
                       index) -> str | None:
@@ -375,38 +385,70 @@ class Transfer(UseCase):
                            f"forget {rivals[0]['id']} first, or drop that line")
 
     # -- writing -------------------------------------------------------------------------------
-    def _import_write(self, source, index, stores: dict) -> dict:
-        """The second pass: the file read again, each batch's new records inserted."""
+    def _import_write(self, index, stores: dict) -> dict:
+        """The second pass: what the first staged, inserted a batch at a time, kind by kind
+        (nodes before the events that point at them)."""
         counts = dict.fromkeys(KINDS, 0)
-        for batch in self._import_batches(source):
-            fresh = self._fresh(batch, stores, index)
-            for kind in KINDS:
-                for name, store in stores.items():
-                    records = [d for _, k, d, _, target in fresh if k == kind and target == name]
-                    if records:
-                        self._insert(kind, records, store, index)
-                        counts[kind] += len(records)
+        workspace = stores["workspace"]
+        for messages in index.staged_messages():
+            workspace.messages.append_messages(messages)
+            counts["message"] += len(messages)
+        for summaries in index.staged_summaries():
+            for summary in summaries:
+                workspace.summaries.append_summary(summary)
+            counts["summary"] += len(summaries)
+        for name, store in stores.items():
+            for staged in index.staged_nodes(name):
+                self._record_imports(store, store.nodes.insert_rows(staged), index)
+                counts["node"] += len(staged)
+        for batch in index.staged_events():
+            counts["event"] += self._insert_events(batch, stores, index)
         return counts
 
-    def _insert(self, kind: str, records: list[dict], store, index) -> None:
-        """Every new node gets an 'import' audit event in its own db and transaction, holding
-        the node itself when the file does not carry its history (it is then the node's only
-        record of where it came from)."""
-        if kind == "message":
-            store.messages.append_messages(records)
-        elif kind == "summary":
-            for summary in records:
-                store.summaries.append_summary(summary)
-        elif kind == "event":
-            for event in records:
-                store.nodes.add_event(event)
-        else:
-            with_history = index.with_history_among([node["id"] for node in records])
-            for node in records:
-                self._import_owner_and_key(node)
-                store.nodes.insert_node(node)
-                self.audit_log.record(store, "import", node, "import", "imported",
-                                      after=None if node["id"] in with_history else node)
+    def _record_imports(self, store, nodes: list[dict], index) -> None:
+        """Every new node gets an 'import' audit event in its own db and transaction. Where
+        the file does not carry the node's history, that event's `after` is the node as
+        imported (SAME_AS_NODE: the row just written), its only record of where it came
+        from."""
+        from ..ids import new_id
+        with_history = index.with_history_among([node["id"] for node in nodes])
+        now = self.env.now_iso()
+        if any(n["scope"] == "user" and n["sourced"] for n in nodes):
+            # as AuditLog.record does for a user node citing messages
+            workspace = self.stores.workspace_or_none()
+            if workspace is not None:
+                store.erasure.note_workspace(workspace.store_id(), self.stores.root, now)
+        store.nodes.add_events([
+            {"id": new_id("event"), "eventType": "import", "nodeId": node["id"],
+             "sessionId": node.get("sessionId"), "workspaceId": node.get("workspaceId"),
+             "userId": node.get("userId"), "actor": "import", "reason": "imported",
+             "payload": {"before": None, "after": None if node["id"] in with_history
+                         else store.nodes.SAME_AS_NODE},
+             "createdAt": now} for node in nodes])
+
+    @staticmethod
+    def _insert_events(batch: list, stores: dict, index) -> int:
+        """Events go with their node: to the user db for user memory. Those the db already
+        holds are skipped; the number inserted."""
+        user = stores.get("user")
+        ids = [node_id for _, node_id, _, _ in batch if node_id]
+        users = index.user_nodes_among(ids) | (
+            user.transfer.existing_ids("memory_nodes", ids) if user is not None else set())
+        placed: dict[str, list] = {}
+        for item in batch:
+            placed.setdefault("user" if item[1] in users else "workspace", []).append(item)
+        inserted = 0
+        for target, items in placed.items():
+            store = stores[target]
+            present = store.transfer.existing_ids("memory_audit_events",
+                                                  [event_id for event_id, *_ in items])
+            fresh = [item for item in items if item[0] not in present]
+            store.nodes.add_event_rows([row for _, _, row, event in fresh if event is None])
+            for _, _, _, event in fresh:
+                if event is not None:
+                    store.nodes.add_event(event)
+            inserted += len(fresh)
+        return inserted
 
 
 class _Verdict:

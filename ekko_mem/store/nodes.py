@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import codec, fts
 from .connection import Part
-from .vectors import VectorStore
+from .vectors import VectorStore, node_text
 
 # bm25 column weights for (title, content, tags, entities): a hit in the title says most about
 # what a memory is about, an entity next, a tag next, a word in the body least.
@@ -12,7 +12,7 @@ FTS_WEIGHTS = (4.0, 1.0, 2.0, 3.0)
 _N_COLS = ", ".join("n." + c.strip() for c in codec.NODE_COLUMNS.split(","))
 
 
-def _fts_values(node: dict) -> tuple:
+def fts_values(node: dict) -> tuple:
     return (fts.index_text(node["title"]), fts.index_text(node["content"]),
             fts.index_text(" ".join(node.get("tags") or [])),
             fts.index_text(" ".join(node.get("entities") or [])))
@@ -26,7 +26,7 @@ def reindex_fts(db) -> int:
     count = 0
     for row in _batched(db, "memory_nodes", codec.NODE_COLUMNS):
         db.execute("insert into memory_nodes_fts (rowid, title, content, tags, entities)"
-                   " values (?, ?, ?, ?, ?)", (row[0], *_fts_values(codec.node_from_row(row[1:]))))
+                   " values (?, ?, ?, ?, ?)", (row[0], *fts_values(codec.node_from_row(row[1:]))))
         count += 1
     for rowid, content in _batched(db, "memory_messages", "content"):
         db.execute("insert into memory_messages_fts (rowid, content) values (?, ?)",
@@ -191,8 +191,26 @@ class NodeStore(Part):
         cur = self.db.execute(f"insert into memory_nodes ({codec.NODE_COLUMNS}) values"
                               f" ({','.join('?' * 26)})", codec.node_to_row(node))
         self.db.execute("insert into memory_nodes_fts (rowid, title, content, tags, entities)"
-                        " values (?, ?, ?, ?, ?)", (cur.lastrowid, *_fts_values(node)))
+                        " values (?, ?, ?, ?, ?)", (cur.lastrowid, *fts_values(node)))
         VectorStore(self.db).index_node(node)
+
+    def insert_rows(self, staged: list[tuple[tuple, tuple]]) -> list[dict]:
+        """Insert (row, FTS texts) pairs as import staged them: two executemany with
+        explicit rowids instead of four statements a node. Returns what an audit event
+        needs of each node: ids, scope, and whether it cites messages."""
+        first = self.db.one("select coalesce(max(rowid), 0) + 1 from memory_nodes")[0]
+        self.db.executemany(f"insert into memory_nodes (rowid, {codec.NODE_COLUMNS}) values"
+                            f" (?, {','.join('?' * 26)})",
+                            [(first + i, *row) for i, (row, _) in enumerate(staged)])
+        self.db.executemany("insert into memory_nodes_fts (rowid, title, content, tags,"
+                            " entities) values (?, ?, ?, ?, ?)",
+                            [(first + i, *texts) for i, (_, texts) in enumerate(staged)])
+        vectors = VectorStore(self.db)
+        if vectors.enabled():
+            vectors.put([(row[0], "node", None, node_text(codec.node_from_row(row)))
+                         for row, _ in staged])
+        return [{"id": row[0], "sessionId": row[3], "workspaceId": row[4], "userId": row[5],
+                 "scope": row[6], "sourced": row[20] != "[]"} for row, _ in staged]
 
     def _drop_fts(self, node_id: str) -> int | None:
         row = self.db.one(f"select rowid, {codec.NODE_COLUMNS} from memory_nodes where id = ?",
@@ -202,7 +220,7 @@ class NodeStore(Part):
         old = codec.node_from_row(row[1:])
         self.db.execute("insert into memory_nodes_fts (memory_nodes_fts, rowid, title, content,"
                         " tags, entities) values ('delete', ?, ?, ?, ?, ?)",
-                        (row[0], *_fts_values(old)))
+                        (row[0], *fts_values(old)))
         return row[0]
 
     def replace_node(self, node: dict) -> None:
@@ -214,7 +232,7 @@ class NodeStore(Part):
         sets = ", ".join(f"{c} = ?" for c in columns[1:])
         self.db.execute(f"update memory_nodes set {sets} where rowid = ?", (*values[1:], rowid))
         self.db.execute("insert into memory_nodes_fts (rowid, title, content, tags, entities)"
-                        " values (?, ?, ?, ?, ?)", (rowid, *_fts_values(node)))
+                        " values (?, ?, ?, ?, ?)", (rowid, *fts_values(node)))
         VectorStore(self.db).index_node(node)
 
     def set_status(self, node_id: str, status: str, updated_at: str) -> None:
@@ -255,6 +273,18 @@ class NodeStore(Part):
             event = {**event, "payload": {**payload, "after": codec.SAME_AS_NODE}}
         self.db.execute(f"insert into memory_audit_events ({codec.EVENT_COLUMNS}) values"
                         " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", codec.event_to_row(event))
+
+    SAME_AS_NODE = codec.SAME_AS_NODE
+
+    def add_events(self, events: list[dict]) -> None:
+        """Events whose payload the caller settled: one that holds SAME_AS_NODE does so
+        because its node's row was written from the very dict it stands for."""
+        self.add_event_rows([codec.event_to_row(event) for event in events])
+
+    def add_event_rows(self, rows: list[tuple]) -> None:
+        """Events already in row form, their payload settled (see add_event)."""
+        self.db.executemany(f"insert into memory_audit_events ({codec.EVENT_COLUMNS}) values"
+                            " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
     def _keep_copies(self, node_id: str) -> None:
         """Before a node's row changes: the events that read it as their copy get it

@@ -3,6 +3,7 @@ each db read inside one snapshot and row by row; the write locks an import holds
 at once; and the scratch index an import keeps between its passes."""
 from __future__ import annotations
 
+import marshal
 import sqlite3
 from contextlib import contextmanager, suppress
 
@@ -158,9 +159,10 @@ class TransferStore(Part):
 
 
 class ImportIndex:
-    """What an import remembers of its file between passes: each record's kind, id and line
+    """What an import keeps of its file between passes: each record's kind, id and line
     (duplicates, and which nodes are user memory), the nodes whose history the file carries,
-    references still to resolve, and the first line of each single-valued slot.
+    references still to resolve, the first line of each single-valued slot, and every record
+    that passed its checks, staged as the rows the write pass inserts.
 
     A private temporary SQLite db that SQLite deletes when it is closed (or its process ends):
     memory stays within its page cache however long the file is."""
@@ -177,6 +179,18 @@ class ImportIndex:
                     " ref text not null)",
                     "create table slots (slot text primary key, line integer not null)"
                     " without rowid",
+                    # What the write pass inserts, staged by the check pass as it passes
+                    # each record, so the file is parsed and validated once: rows as they
+                    # go in (marshal: our own tuples of text and numbers), a node's with its
+                    # FTS texts and the digest of its JSON, an event's with the digest of the
+                    # node copy it carries (see stage_events).
+                    "create table nodes (line integer primary key, id text not null,"
+                    " target text not null, digest blob not null, data blob not null)",
+                    "create index nodes_by_id on nodes (id)",
+                    "create table messages (line integer primary key, data blob not null)",
+                    "create table summaries (line integer primary key, data blob not null)",
+                    "create table events (line integer primary key, id text not null,"
+                    " node_id text, digest blob, data blob not null, same blob)",
                     "begin"):  # one transaction, never committed: nothing is kept
             self.db.execute(sql)
 
@@ -236,3 +250,109 @@ class ImportIndex:
         """The line that first held `slot` (this one when none did)."""
         self.db.execute("insert or ignore into slots values (?, ?)", (slot, line))
         return self.db.one("select line from slots where slot = ?", (slot,))[0]
+
+    # -- staging: the write pass reads these, never the file ----------------------------------
+    def stage_nodes(self, items: list[tuple[int, str, dict]]) -> None:
+        """(line, target db, node) for nodes that passed the checks, as they will be stored.
+
+        The digest is taken of the validated record itself: node_from_row gives back an
+        equal dict for every record the model lets through (JSON values round-trip through
+        canonical text, numbers are floats, absent is None), which is what add_event's
+        comparison with the row would find."""
+        from .nodes import fts_values
+        rows = []
+        for line, target, node in items:
+            rows.append((line, node["id"], target, _digest(node),
+                         marshal.dumps((codec.node_to_row(node), fts_values(node)))))
+        self.db.executemany("insert into nodes values (?, ?, ?, ?, ?)", rows)
+
+    def stage_messages(self, items: list[tuple[int, dict]]) -> None:
+        self.db.executemany("insert into messages values (?, ?)", [
+            (line, marshal.dumps(codec.message_to_row(msg))) for line, msg in items])
+
+    def stage_summaries(self, items: list[tuple[int, dict]]) -> None:
+        self.db.executemany("insert into summaries values (?, ?)", [
+            (line, marshal.dumps(codec.summary_to_row(s))) for line, s in items])
+
+    def stage_events(self, items: list[tuple[int, dict]]) -> None:
+        """(line, event) for every event of the file. An event that records a node as it
+        stands (nothing before, a copy of the node after) keeps that copy only when it is not
+        the node's own row: it is SAME_AS_NODE when its digest is that of the node the import
+        stages (compared here when the node came first, as in an export, else when writing),
+        and when the node is already in the db, add_event compares with the row itself."""
+        rows = []
+        for line, event in items:
+            payload = event.get("payload") or {}
+            after = payload.get("after")
+            digest = same = None
+            if payload.get("before", 0) is None and isinstance(after, dict) \
+                    and event.get("nodeId") and after.get("id") == event["nodeId"]:
+                digest = _digest(after)
+                same = marshal.dumps(codec.event_to_row(
+                    {**event, "payload": {**payload, "after": codec.SAME_AS_NODE}}))
+            rows.append([line, event["id"], event.get("nodeId"), digest, event, same])
+        staged = self._node_digests([r[2] for r in rows if r[3] is not None])
+        for row in rows:
+            event, same = row[4], row[5]
+            if same is not None and staged.get(row[2]) == row[3]:
+                row[4], row[3] = same, None   # settled: the full copy is never written
+            else:
+                row[4] = marshal.dumps(codec.event_to_row(event))
+        self.db.executemany("insert into events values (?, ?, ?, ?, ?, ?)", rows)
+
+    def _node_digests(self, ids: list[str]) -> dict[str, bytes]:
+        found: dict[str, bytes] = {}
+        for start in range(0, len(ids), FETCH):
+            chunk = ids[start:start + FETCH]
+            found.update(self.db.all(f"select id, digest from nodes where id in"
+                                     f" ({','.join('?' * len(chunk))})", chunk))
+        return found
+
+    def _staged(self, sql: str, args=()):
+        """Rows of a staged table in line order, FETCH at a time (`line` is the rowid)."""
+        last = 0
+        while True:
+            rows = self.db.all(sql, (*args, last, FETCH))
+            if rows:
+                yield rows
+            if len(rows) < FETCH:
+                return
+            last = rows[-1][0]
+
+    def staged_messages(self):
+        """Lists of messages to append, in file order."""
+        for rows in self._staged("select line, data from messages where line > ?"
+                                 " order by line limit ?"):
+            yield [codec.message_from_row(marshal.loads(data)) for _, data in rows]
+
+    def staged_summaries(self):
+        for rows in self._staged("select line, data from summaries where line > ?"
+                                 " order by line limit ?"):
+            yield [codec.summary_from_row(marshal.loads(data)) for _, data in rows]
+
+    def staged_nodes(self, target: str):
+        """Lists of (row, FTS texts) for `target`'s db, in file order."""
+        for rows in self._staged("select line, data from nodes where target = ?"
+                                 " and line > ? order by line limit ?", (target,)):
+            yield [marshal.loads(data) for _, data in rows]
+
+    def staged_events(self):
+        """Lists of (event id, node id, row, None) for events settled here, and of (event
+        id, node id, None, event) for those whose node copy add_event must still compare
+        with the db's node, in file order."""
+        sql = ("select e.line, e.id, e.node_id, e.data, e.same, e.digest = n.digest,"
+               " e.digest is not null and n.id is null from events e left join nodes n"
+               " on n.id = e.node_id where e.line > ? order by e.line limit ?")
+        for rows in self._staged(sql):
+            batch = []
+            for _, event_id, node_id, data, same, matched, check in rows:
+                row = marshal.loads(same if matched else data)
+                batch.append((event_id, node_id, None, codec.event_from_row(row)) if check
+                             else (event_id, node_id, row, None))
+            yield batch
+
+
+def _digest(value) -> bytes:
+    import hashlib
+    return hashlib.blake2b(codec.dumps(value).encode("utf-8", "surrogatepass"),
+                           digest_size=16).digest()

@@ -51,6 +51,9 @@ class VectorStore(Part):
             self.drop(partners, partners=False)
         return len(units)
 
+    def enabled(self) -> bool:
+        return self.db.embedder is not None and self.db.embedder.on()
+
     def index_node(self, node: dict) -> None:
         if self.db.embedder is not None and self.db.embedder.on():
             self.put([(node["id"], "node", None, node_text(node))])
