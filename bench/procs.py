@@ -97,6 +97,12 @@ def shell_script(statements: list[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _unique() -> str:
+    """A word no two runs share, in letters: a long run of digits reads as a card number, and
+    the write would then stop at the question about sensitive data instead of storing."""
+    return "".join(chr(ord("a") + int(d)) for d in str(time.time_ns()))
+
+
 def command_cases(binary: str, python: str, root: Path, session: str, term: str) -> dict:
     """Name -> function(run index) -> argv, for the per-process rows."""
     w = ["-w", str(root)]
@@ -110,7 +116,7 @@ def command_cases(binary: str, python: str, root: Path, session: str, term: str)
             f"基准 cli fact {time.time_ns()}", "--content", "基准测试 remember per process",
             *w, "-q"],
         "ekko-mem remember TEXT": lambda i: [
-            binary, "remember", f"以后做饭别放香菜，我喜欢少油 {time.time_ns()}", *w, "-q"],
+            binary, "remember", f"以后做饭别放香菜，我喜欢少油 {_unique()}", *w, "-q"],
         "ekko-mem query": lambda i: [binary, "query", term, *w, "--json"],
         "ekko-mem context": lambda i: [binary, "context", "今晚吃什么 deploy", "-s", session, *w],
         "ekko-mem history": lambda i: [binary, "history", "-s", session, "-n", "20", *w,
@@ -127,7 +133,7 @@ def service_calls(svc, session: str, term: str) -> dict:
             "categoryPath": "research/papers/cli", "title": f"基准 capture {time.time_ns()}",
             "content": "基准测试 capture"}, session=session),
         "ekko-mem remember TEXT": lambda: svc.remember(
-            f"以后做饭别放香菜，我喜欢少油 {time.time_ns()}", session=session),
+            f"以后做饭别放香菜，我喜欢少油 {_unique()}", session=session),
         "ekko-mem query": lambda: svc.retrieve({"queryText": term, "limit": 20}),
         "ekko-mem context": lambda: svc.build_context("今晚吃什么 deploy", session=session),
         "ekko-mem history": lambda: svc.history(session=session, limit=20),

@@ -48,7 +48,7 @@ def node_records(gen: Generator, count: int):
         stamp = f"2025-01-{1 + index % 28:02d}T00:00:{index % 60:02d}.000Z"
         node = {"id": f"mem_bench{index:013d}", **draft, "status": status, "explicit": True,
                 "actor": "user", "createdAt": stamp, "updatedAt": stamp}
-        node.pop("sourceMessageIds", None)  # the node file carries no messages to cite
+        node["sourceMessageIds"] = []  # the node file carries no messages to cite
         if status == "expired":
             node["expiresAt"] = PAST
         if node.get("key") in SINGLE_VALUED and status == "active":

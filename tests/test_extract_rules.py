@@ -83,7 +83,18 @@ GOLDEN = [
      [("create", "session", "constraint", "avoid_ingredient", "牛肉", False, True)]),
     ("记住，今天少辣",
      [("create", "session", "constraint", "flavor_profile", {"spicy": "low"}, True, True)]),
+    ("我喜欢吃咸的",
+     [("create", "session", "preference", "flavor_profile", {"salt": "high"}, False, False)]),
+    ("我爱吃甜食",
+     [("create", "session", "preference", "flavor_profile", {"sugar": "high"}, False, False)]),
     # English.
+    ("I love sweets",
+     [("create", "session", "preference", "flavor_profile", {"sugar": "high"}, False, False)]),
+    ("I love salty food",
+     [("create", "session", "preference", "flavor_profile", {"salt": "high"}, False, False)]),
+    # ſ and İ match s and i case-blind: the phrase is looked up by its folded spelling.
+    ("I love ſpicy food",
+     [("create", "session", "preference", "flavor_profile", {"spicy": "high"}, False, False)]),
     ("Remember: I don't eat cilantro.",
      [("create", "user", "preference", "avoid_ingredient", "cilantro", True, False)]),
     ("From now on, don't recommend cilantro or onions.",
@@ -326,7 +337,7 @@ def test_a_statement_beside_a_question_is_kept():
     assert [shape(item)[3:5] for item in result["nodes"]] == [("avoid_ingredient", "香菜")]
 
 
-PURE = ("rules", "text", "health", "habits", "engineering", "vocab")
+PURE = ("rules", "text", "health", "habits", "engineering", "vocab", "triggers", "literals")
 
 
 @pytest.mark.parametrize("name", PURE)
@@ -336,7 +347,8 @@ def test_module_stays_pure(name):
                 if isinstance(node, (ast.Import, ast.ImportFrom))
                 for alias in (node.names if isinstance(node, ast.Import)
                               else [ast.alias(node.module or "")])}
-    assert imported <= {"__future__", "json", "re", "dataclasses", "functools", "typing", *PURE}
+    assert imported <= {"__future__", "json", "re", "dataclasses", "functools", "itertools",
+                        "typing", "sre_constants", "sre_parse", *PURE}
     vocab = ast.parse(inspect.getsource(__import__("ekko_mem.extract.vocab",
                                                    fromlist=["x"])))
     assert not [n for n in ast.walk(vocab) if isinstance(n, ast.Call)

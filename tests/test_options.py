@@ -241,7 +241,7 @@ def test_the_fast_path_imports_no_typer_rich_or_pydantic(tmp_path):
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
 # Other programs' flags that happen to share a name with one of ours.
 FOREIGN = {("ekko_mem/service/hooks.py", "--format"),  # git log --format
-           ("ekko_mem/policy/sensitive.py", "--user")}  # curl --user name:password
+           ("ekko_mem/policy/sensitive_patterns.py", "--user")}  # curl --user name:password
 
 
 def flag_literals() -> dict[str, set[str]]:

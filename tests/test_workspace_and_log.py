@@ -193,10 +193,12 @@ def test_migrate_status_and_dry_run(cli, ws):
     db.commit()
     db.close()
     dry = cli("migrate", "--dry-run", "--json").json()
-    assert dry["pending"] == [[8, "m008_create_vectors"], [9, "m009_slim_node_indexes"]]
+    assert dry["pending"] == [[8, "m008_create_vectors"], [9, "m009_slim_node_indexes"],
+                              [10, "m010_slim_audit_node_index"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
-    assert applied["appliedNow"] == ["m008_create_vectors", "m009_slim_node_indexes"]
+    assert applied["appliedNow"] == ["m008_create_vectors", "m009_slim_node_indexes",
+                                     "m010_slim_audit_node_index"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

@@ -6,11 +6,23 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from typing import Any
+from itertools import compress
 
-from .text import Turn, clip, has, rx, without_request
+from .text import (
+    Item,
+    Turn,
+    chinese,
+    clip,
+    fold,
+    has,
+    rx,
+    search,
+    split,
+    sub,
+    without_request,
+    worth_trying_in_parts,
+)
 from .vocab import (
-    CJK,
     COMMAND_END,
     COMMAND_TOOLS,
     COMMANDS,
@@ -21,7 +33,6 @@ from .vocab import (
     STANDING,
 )
 
-Item = dict[str, Any]
 # Everyday words that are also tool names: only their capitalised spelling names the tool.
 _AMBIGUOUS = {"go", "spring", "express", "click", "bun", "node", "swift", "dart", "oracle",
               "rust", "react", "java"}
@@ -51,24 +62,29 @@ def _kind(sentence: str) -> str:
 
 def _commands(sentence: str) -> list[tuple[str, str]]:
     """Each clause names at most one command: "tests run with X, builds with Y" names two."""
+    # A clause is a piece of the sentence: a pattern that cannot match in any piece of it is
+    # not tried on each clause, and with none left (and no `quote`) there is nothing to split.
+    possible = [(key, pattern) for key, patterns in COMMANDS for pattern in patterns
+                if worth_trying_in_parts(pattern, sentence)]
+    if not possible and "`" not in sentence:
+        return []
     found: dict[str, str] = {}
-    for clause in rx(r"[，,；;]\s*|\s+and\s+(?=(?:the\s+)?\w+\s+(?:builds?|tests?|lints?|"
-                     r"runs?)\b)").split(sentence):
-        command = _command(clause)
+    for clause in split(r"[，,；;]\s*|\s+and\s+(?=(?:the\s+)?\w+\s+(?:builds?|tests?|lints?|"
+                        r"runs?)\b)", sentence):
+        command = _command(clause, possible)
         if command and command[0] not in found:
             found[command[0]] = command[1]
     return list(found.items())
 
 
-def _command(clause: str) -> tuple[str, str] | None:
-    for key, patterns in COMMANDS:
-        for pattern in patterns:
-            match = rx(pattern).search(clause)
-            value = _command_text(match.group("x")) if match else ""
-            if value:
-                return key, value
+def _command(clause: str, possible: list[tuple[str, str]]) -> tuple[str, str] | None:
+    for key, pattern in possible:
+        match = search(pattern, clause)
+        value = _command_text(match.group("x")) if match else ""
+        if value:
+            return key, value
     # A quoted command of a known tool: `golangci-lint run`, `ruff check .`.
-    quoted = rx(r"`(?P<c>[^`]+)`").search(clause)
+    quoted = search(r"`(?P<c>[^`]+)`", clause)
     if quoted:
         value = _command_text(quoted.group(0))
         for tool, key in sorted(COMMAND_TOOLS.items(), key=lambda kv: -len(kv[0])):
@@ -78,16 +94,16 @@ def _command(clause: str) -> tuple[str, str] | None:
 
 
 def _command_text(raw: str) -> str:
-    quoted = rx(r"[`'\"“‘](?P<c>[^`'\"”’]+)[`'\"”’]").search(raw)
+    quoted = search(r"[`'\"“‘](?P<c>[^`'\"”’]+)[`'\"”’]", raw)
     if quoted:  # quoted, the command is exactly what is inside (go test ./...)
         text = quoted.group("c").strip()
         return text if rx(r"^[A-Za-z./~$]").match(text) and len(text) <= 80 else ""
-    text = rx(COMMAND_END).sub("", raw)
+    text = sub(COMMAND_END, "", raw)
     # A final "." after a space is an argument (ruff check .); after a word it ends the sentence.
-    text = rx(r"(?<=\S)\.$").sub("", rx(r"[\s。！？；;!?，,]+$").sub("", text.strip()))
+    text = sub(r"(?<=\S)\.$", "", sub(r"[\s。！？；;!?，,]+$", "", text.strip()))
     text = text.strip(" `'\"")
     # A command is code: it starts like one, has no Chinese in it and fits on a line.
-    if not rx(r"^[A-Za-z./~$]").match(text) or has(CJK, text) or len(text) > 80:
+    if not rx(r"^[A-Za-z./~$]").match(text) or chinese(text) or len(text) > 80:
         return ""
     return text
 
@@ -95,8 +111,9 @@ def _command_text(raw: str) -> str:
 def _stack(sentence: str) -> list[tuple[str, str]]:
     found = []
     # A tool named inside a quoted command (`npm run build`) is the command's, not the stack's.
-    bare = rx(r"`[^`]*`").sub(" ", sentence)
-    for match in _stack_rx().finditer(bare):
+    bare = sub(r"`[^`]*`", " ", sentence)
+    names = _named(bare)
+    for match in _stack_rx(names).finditer(bare) if names else ():
         name = match.group("name")
         if name.lower() in _AMBIGUOUS and not name[0].isupper():
             continue
@@ -109,9 +126,23 @@ def _stack(sentence: str) -> list[tuple[str, str]]:
 
 
 @cache
-def _stack_rx() -> re.Pattern[str]:
-    names = "|".join(re.escape(name) for name in sorted(STACK, key=len, reverse=True))
-    return re.compile(rf"(?<![\w.#+])(?P<name>{names})(?![\w#+])"
+def _stack_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    names = tuple(sorted(STACK, key=len, reverse=True))
+    return names, tuple(fold(name) for name in names)
+
+
+def _named(text: str) -> tuple[str, ...]:
+    # A name whose folded spelling is not in the folded text cannot match there (text.fold),
+    # and leaving out an alternative that matches nowhere changes no match: only the names
+    # the text holds are compiled, in the same longest-first order.
+    names, spelt = _stack_names()
+    return tuple(compress(names, map(fold(text).__contains__, spelt)))
+
+
+@cache
+def _stack_rx(names: tuple[str, ...]) -> re.Pattern[str]:
+    alternatives = "|".join(re.escape(name) for name in names)
+    return re.compile(rf"(?<![\w.#+])(?P<name>{alternatives})(?![\w#+])"
                       rf"(?:\s*v?(?P<version>\d+(?:\.\d+)*))?", re.IGNORECASE)
 
 

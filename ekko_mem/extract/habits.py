@@ -5,16 +5,12 @@ true today is a passing state, and a routine of the codebase is a project rule, 
 """
 from __future__ import annotations
 
-from typing import Any
-
-from .text import Turn, clip, first, has, without_request
+from .text import Item, Turn, clip, first, without_request
 from .vocab import HABIT_EN, HABIT_PATH_EN, HABIT_PATH_ZH, HABIT_ZH, TECH_EN, TECH_ZH
-
-Item = dict[str, Any]
 
 
 def habit_item(sentence: str, turn: Turn) -> Item | None:
-    if turn.temporary or has(TECH_ZH if turn.zh else TECH_EN, sentence):
+    if turn.temporary or first(TECH_ZH if turn.zh else TECH_EN, sentence):
         return None
     match = first(HABIT_ZH if turn.zh else HABIT_EN, sentence)
     if not match or not match.group("x").strip(" ，,。.!！"):

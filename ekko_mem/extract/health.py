@@ -4,9 +4,7 @@ never a mere dislike: recommending peanuts to someone allergic does harm, not di
 """
 from __future__ import annotations
 
-from typing import Any
-
-from .text import Turn, clip, first, has, rx, singular, split_items
+from .text import Item, Turn, clip, first, has, search, singular, split_items, sub
 from .vocab import (
     ALLERGEN_TAIL,
     ALLERGY_EN,
@@ -19,7 +17,6 @@ from .vocab import (
     STOP_EN,
 )
 
-Item = dict[str, Any]
 # Not allergens: what is left when 我有点过敏 loses its 我 and 过敏.
 _NOT_ALLERGEN = r"^(?:有?点|一点|有些|些|很|太|特别|比较|经常|容易|好像|可能|也)+$"
 
@@ -39,8 +36,8 @@ def _allergens(sentence: str, zh: bool) -> list[str]:
         return []
     found = []
     for item in split_items(match.group("x"), zh):
-        item = rx(ALLERGEN_TAIL).sub("", item) if zh else _singular(item)
-        if zh and rx(_NOT_ALLERGEN).search(item):
+        item = sub(ALLERGEN_TAIL, "", item) if zh else _singular(item)
+        if zh and search(_NOT_ALLERGEN, item):
             continue
         if not zh and (STOP_EN.intersection(item.split()) or len(item.split()) > 3):
             continue
@@ -70,7 +67,7 @@ def _diets(sentence: str, zh: bool) -> list[str]:
             found.append(chinese if zh else english)
     orders = first(DOCTOR, sentence)
     if orders:
-        said = clip(rx(r"[\s。！？；;!?.，,]+$").sub("", orders.group("x").strip()), 40)
+        said = clip(sub(r"[\s。！？；;!?.，,]+$", "", orders.group("x").strip()), 40)
         if said:
             found.append(f"医嘱：{said}" if zh else f"doctor's orders: {said}")
     return found

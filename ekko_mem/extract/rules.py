@@ -14,18 +14,24 @@ from __future__ import annotations
 import json
 import re
 from functools import cache
-from typing import Any
+from itertools import compress
 
 from .engineering import engineering_items
 from .habits import habit_item
 from .health import health_items
+from .text import Item
 from .text import Turn as _Turn
+from .text import chinese as _chinese
 from .text import clip as _clip
 from .text import first as _first
+from .text import fold as _fold
 from .text import has as _has
 from .text import rx as _rx
+from .text import search as _search
 from .text import singular as _singular
+from .text import split as _split
 from .text import split_items as _split_items
+from .text import sub as _sub
 from .text import without_request
 from .vocab import (
     COOK_WORDS,
@@ -37,7 +43,6 @@ from .vocab import (
     AVOID_EN,
     AVOID_ZH,
     CHANGE,
-    CJK,
     COOKING,
     COOKING_PATH,
     COOKING_PREFIX,
@@ -82,8 +87,7 @@ from .vocab import (
     TRIM_END,
 )
 
-Item = dict[str, Any]
-Fact = tuple[str, Any, tuple[str, ...]]  # (kind, value, the words that said it)
+Fact = tuple[str, object, tuple[str, ...]]  # (kind, value, the words that said it)
 
 
 
@@ -103,7 +107,7 @@ def extract(messages: list[dict], *, now: str, end_of_day: str) -> dict:
         if reason:
             ignored.append({"messageId": message.get("id"), "reason": reason})
     items = _merge_duplicates(items)
-    chinese = sum(1 for m in users if _has(CJK, str(m.get("content") or "")))
+    chinese = sum(1 for m in users if _chinese(str(m.get("content") or "")))
     return {"summaryPatch": _summary(items, chinese > 0 and chinese * 2 >= len(users)),
             "nodes": items, "ignored": ignored}
 
@@ -111,16 +115,18 @@ def extract(messages: list[dict], *, now: str, end_of_day: str) -> dict:
 def _from_message(message: dict, end_of_day: str) -> tuple[list[Item], str | None]:
     # Phones type curly apostrophes (don’t); the rules spell them straight.
     text = str(message.get("content") or "").replace("\u2019", "'").replace("\u2018", "'")
-    text = _rx(r"[ \t\u3000]+").sub(" ", text).strip()
+    if "\t" in text or "\u3000" in text or "  " in text:  # else every run is one space already
+        text = _sub(r"[ \t\u3000]+", " ", text)
+    text = text.strip()
     if not text:
         return [], "empty"
-    if _has(SENSITIVE, text):
+    if _first(SENSITIVE, text):
         return [], "sensitive"  # the whole message: a secret must not leak via a title either
     kept, skipped = [], []
     for sentence in _sentences(text):
         reason = _skip_reason(sentence)
         (skipped if reason else kept).append(reason or sentence)
-    turn = _turn(str(message.get("id") or ""), kept, _has(CJK, text), end_of_day)
+    turn = _turn(str(message.get("id") or ""), kept, _chinese(text), end_of_day)
     items: list[Item] = []
     facts: list[Fact] = []
     for sentence in kept:
@@ -135,14 +141,14 @@ def _from_message(message: dict, end_of_day: str) -> tuple[list[Item], str | Non
 
 def _sentences(text: str) -> list[str]:
     # A full stop after a space is code (ruff check .), not the end of a sentence.
-    parts = _rx(r"(?<=[。！？；;!?])|(?<=\S\.)\s+|\n+").split(text)
+    parts = _split(r"(?<=[。！？；;!?])|(?<=\S\.)\s+|\n+", text)
     return [part.strip() for part in parts if part and _has(r"\w", part)]
 
 
 def _clauses(sentence: str, zh: bool) -> list[str]:
     # Chinese lists use 、 so a comma starts a clause; English lists use commas, so only a comma
     # before a new subject or connective does.
-    return [c for c in _rx(r"[，,]" if zh else EN_CLAUSE).split(sentence) if c and c.strip()]
+    return [c for c in _split(r"[，,]" if zh else EN_CLAUSE, sentence) if c and c.strip()]
 
 
 def _skip_reason(sentence: str) -> str | None:
@@ -172,7 +178,7 @@ def _from_sentence(sentence: str, turn: _Turn, facts: list[Fact]) -> list[Item]:
     technical = engineering_items(sentence, turn)
     if technical:
         # 必须先跑 `lint`，另外禁止推 main: a rule with no command beside the one that has it.
-        rest = [c for c in _rx(r"[，,；;]").split(sentence) if not engineering_items(c, turn)]
+        rest = [c for c in _split(r"[，,；;]", sentence) if not engineering_items(c, turn)]
         return technical + [i for c in rest if (i := _project(c, turn)) is not None]
     for rule in (_correction, _project, _task):
         found_items = rule(sentence, turn)
@@ -205,7 +211,7 @@ def _cooking_time(sentence: str, turn: _Turn) -> Item | None:
     """做饭别超过半小时 / keep cooking under 30 minutes: a cooking word, a bound, a duration."""
     if not ((turn.food or _has(COOK_WORDS, sentence)) and _has(TIME_BOUND, sentence)):
         return None
-    match = _rx(DURATION).search(sentence)
+    match = _search(DURATION, sentence)
     minutes = _minutes(match) if match else None
     if not minutes:
         return None
@@ -251,7 +257,7 @@ def _zh_number(text: str) -> int | None:
 def _food_facts(clause: str, sentence: str) -> list[Fact]:
     rest, fields, said = _scan_flavours(clause)
     facts: list[Fact] = [("flavour", fields, tuple(said))] if fields else []
-    zh = _has(CJK, clause)
+    zh = _chinese(clause)
     for kind, patterns in (("avoid", AVOID_ZH if zh else AVOID_EN),
                            ("like", LIKE_ZH if zh else LIKE_EN)):
         match = _first(patterns, rest.strip())
@@ -266,7 +272,8 @@ def _scan_flavours(clause: str) -> tuple[str, dict[str, str], list[str]]:
     said: list[str] = []
 
     def take(match: re.Match[str]) -> str:
-        for field, level in _flavour_table()[match.group(0).lower()].items():
+        # By folded spelling: the case-blind match also takes ſpicy or İ for spicy and i.
+        for field, level in _flavour_table()[_fold(match.group(0))].items():
             # A negation sits right before the word: a bounded look-back keeps long texts
             # linear instead of rescanning the whole clause at every match.
             before = clause[max(0, match.start() - 40): match.start()]
@@ -276,7 +283,8 @@ def _scan_flavours(clause: str) -> tuple[str, dict[str, str], list[str]]:
         said.append(match.group(0))
         return " "
 
-    return _flavour_rx().sub(take, clause), fields, said
+    phrases = _flavours_in(clause)
+    return (_flavour_rx(phrases).sub(take, clause) if phrases else clause), fields, said
 
 
 @cache
@@ -289,10 +297,26 @@ def _flavour_table() -> dict[str, dict[str, str]]:
 
 
 @cache
-def _flavour_rx() -> re.Pattern[str]:
-    # Longest first, so at one position 不吃辣 beats 吃辣; 辣椒 and 辣条 are foods, not levels.
+def _flavour_phrases() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    # Longest first, so at one position 不吃辣 beats 吃辣; and their folded spellings.
+    phrases = tuple(sorted(_flavour_table(), key=len, reverse=True))
+    return phrases, tuple(_fold(p) for p in phrases)
+
+
+def _flavours_in(clause: str) -> tuple[str, ...]:
+    # All ~150 phrases take ~10 ms to compile. A phrase whose folded spelling is not in the
+    # folded clause cannot match there (text.fold), and leaving out an alternative that
+    # matches nowhere changes no match: only the phrases the clause holds are compiled, in
+    # the same order.
+    phrases, spelt = _flavour_phrases()
+    return tuple(compress(phrases, map(_fold(clause).__contains__, spelt)))
+
+
+@cache
+def _flavour_rx(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    # 辣椒 and 辣条 are foods, not levels.
     alternatives = []
-    for phrase in sorted(_flavour_table(), key=len, reverse=True):
+    for phrase in phrases:
         text = rf"\b{re.escape(phrase)}\b" if phrase.isascii() else re.escape(phrase)
         alternatives.append(text + "(?![椒条酱子油])" if phrase.endswith("辣") else text)
     return re.compile("|".join(alternatives), re.IGNORECASE)
@@ -301,7 +325,7 @@ def _flavour_rx() -> re.Pattern[str]:
 def _ingredient_facts(kind: str, raw: str, sentence: str, zh: bool) -> list[Fact]:
     facts: list[Fact] = []
     for item in _split_items(raw, zh):
-        field = FLAVOUR_NOUNS.get(_rx(r"^(?:太|很|过于|too |very )").sub("", item))
+        field = FLAVOUR_NOUNS.get(_sub(r"^(?:太|很|过于|too |very )", "", item))
         cuisine = _cuisine(item, zh)
         if field:
             facts.append(("flavour", {field: "high" if kind == "like" else "low"}, (item,)))
@@ -316,7 +340,7 @@ def _ingredient_facts(kind: str, raw: str, sentence: str, zh: bool) -> list[Fact
 def _cuisine(item: str, zh: bool) -> str | None:
     if zh:
         return item if item in CUISINES_ZH else None
-    word = _rx(r"\s+(?:food|cuisine|dishes|dish|cooking)$").sub("", item)
+    word = _sub(r"\s+(?:food|cuisine|dishes|dish|cooking)$", "", item)
     if word not in CUISINES_EN:
         return None
     return "Sichuan" if word == "szechuan" else word.capitalize()
@@ -327,12 +351,18 @@ def _is_food(item: str, sentence: str, zh: bool) -> bool:
     if item in FOODS:
         return True
     if zh:
-        shaped = _has(rf"^{CJK}{{1,8}}$", item) and not _has(NOT_FOOD_ZH, item)
+        shaped = _chinese_word(item) and not _has(NOT_FOOD_ZH, item)
     else:
         words = item.split()
         shaped = (_has(r"^[a-z][a-z -]{0,30}$", item) and len(words) <= 3
                   and not STOP_EN.intersection(words))
     return shaped and _has(FOOD_CONTEXT, sentence)
+
+
+def _chinese_word(item: str) -> bool:
+    """_has(rf"^{CJK}{{1,8}}$", item) without compiling the class ($ passes a final newline)."""
+    word = item[:-1] if item.endswith("\n") else item
+    return 0 < len(word) <= 8 and all("\u4e00" <= ch <= "\u9fff" for ch in word)
 
 
 def _food_items(facts: list[Fact], turn: _Turn) -> list[Item]:
@@ -353,7 +383,7 @@ def _food_items(facts: list[Fact], turn: _Turn) -> list[Item]:
     return [item or _food_item("flavour", flavour, said, turn) for item in out]
 
 
-def _food_item(kind: str, value: Any, entities: list[str], turn: _Turn) -> Item:
+def _food_item(kind: str, value: object, entities: list[str], turn: _Turn) -> Item:
     stance = _stance(turn, IMPORTANCE[kind])
     words = _value_words(kind, value, turn.zh)
     wording = _wording(kind, words, turn.zh, turn.temporary, turn.health)
@@ -371,7 +401,7 @@ def _food_item(kind: str, value: Any, entities: list[str], turn: _Turn) -> Item:
     return item
 
 
-def _food_node(kind: str, value: Any, entities: list[str], stance: dict, wording: dict,
+def _food_node(kind: str, value: object, entities: list[str], stance: dict, wording: dict,
                turn: _Turn) -> dict:
     node = {"scope": stance["scope"], "domain": COOKING, "categoryPath": list(COOKING_PATH),
             "type": stance["type"], "key": KEYS[kind], "valueJson": value, **wording,
@@ -406,7 +436,7 @@ def _reason(turn: _Turn) -> str:
     return "a dietary preference stated as lasting" if turn.explicit else "a dietary preference"
 
 
-def _value_words(kind: str, value: Any, zh: bool) -> str:
+def _value_words(kind: str, value: object, zh: bool) -> str:
     if kind != "flavour":
         return str(value)
     words = [FLAVOUR_WORDS[(field, level)][0 if zh else 1] for field, level in value.items()]
@@ -429,7 +459,7 @@ def _wording(kind: str, words: str, zh: bool, temporary: bool, health: str | Non
             "tags": [*tags, "temporary"]}
 
 
-def worded(key: str, value: Any, zh: bool) -> dict | None:
+def worded(key: str, value: object, zh: bool) -> dict | None:
     """The title and content the rules give a lasting value of `key`, so a value merged with
     the one before it is worded as a whole; None for keys the rules do not word."""
     if key != KEYS["flavour"] or not isinstance(value, dict) or any(
@@ -464,10 +494,10 @@ def _correction(sentence: str, turn: _Turn) -> Item | None:
         kind = "limit" if _has(AMOUNT, sentence) else "allow"
         candidates = [(kind, p) for p in OK_EN]
     for kind, pattern in candidates:
-        match = _rx(pattern).search(sentence)
+        match = _search(pattern, sentence)
         if not match:
             continue
-        subject = _rx(LEAD_ZH if turn.zh else LEAD_EN).sub("", match.group("x").strip().lower())
+        subject = _sub(LEAD_ZH if turn.zh else LEAD_EN, "", match.group("x").strip().lower())
         subject = subject if turn.zh else _singular(subject)
         # Lifting an avoidance outright needs a known food; "the API is fine now" is not one.
         known = subject in FOODS if kind == "allow" else _is_food(subject, sentence, turn.zh)
@@ -497,7 +527,7 @@ def _project(sentence: str, turn: _Turn) -> Item | None:
     """我们决定用 SQLite / must not ...: a workspace decision or constraint, worded as said."""
     if _has(FOOD_CONTEXT, sentence) or _mentions_food(sentence, turn.zh):
         return None  # 必须少油 and "never use cilantro" are food preferences
-    technical = _has(TECH_ZH if turn.zh else TECH_EN, sentence)
+    technical = _first(TECH_ZH if turn.zh else TECH_EN, sentence) is not None
     for kind, needs_technical, pattern in PROJECT_MARKERS:
         if _has(pattern, sentence) and (technical or not needs_technical):
             return _project_item(kind, sentence, turn)
@@ -543,7 +573,7 @@ def _task(sentence: str, turn: _Turn) -> Item | None:
 
 
 def _task_text(raw: str) -> str:
-    return _rx(TRIM_END).sub("", _rx(r"^(?:了|我们|我|已经)+").sub("", raw.strip())).strip()
+    return _sub(TRIM_END, "", _sub(r"^(?:了|我们|我|已经)+", "", raw.strip())).strip()
 
 
 def _task_item(state: str, text: str, turn: _Turn) -> Item:

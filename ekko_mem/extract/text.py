@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
+from .triggers import TRIGGERS
 from .vocab import (
     EN_ITEM_LEAD,
     EN_ITEM_TAIL,
@@ -15,28 +16,136 @@ from .vocab import (
 )
 
 
-# A character class over CJK ranges, e.g. [\u4e00-\u9fff、和]: it has no case, but under
-# IGNORECASE the compiler folds every one of its 21,000 characters, ~6 ms a pattern, which
-# made compiling the rules most of a free-text `remember`. (?-i:...) compiles it as it is.
-_CASELESS_CLASS = re.compile(r"\[\\u4e00-\\u9fff(?:[^\]\\A-Za-z]|\\u[0-9a-fA-F]{4})*\]")
+def as_compiled(pattern: str) -> str:
+    """The pattern as rx compiles it. A character class over CJK ranges, e.g.
+    [\\u4e00-\\u9fff、和], has no case, but under IGNORECASE the compiler folds every one of its
+    21,000 characters, ~6 ms a pattern; (?-i:...) compiles it as it is."""
+    if "\\u4e00-\\u9fff" not in pattern:
+        return pattern
+    return _caseless_class().sub(lambda m: f"(?-i:{m.group(0)})", pattern)
 
 
 @cache
+def _caseless_class() -> re.Pattern[str]:
+    return re.compile(r"\[\\u4e00-\\u9fff(?:[^\]\\A-Za-z]|\\u[0-9a-fA-F]{4})*\]")
+
+
+_COMPILED: dict[str, re.Pattern[str]] = {}
+
+
 def rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(_CASELESS_CLASS.sub(lambda m: f"(?-i:{m.group(0)})", pattern),
-                      re.IGNORECASE)
+    compiled = _COMPILED.get(pattern)
+    if compiled is None:
+        compiled = _COMPILED[pattern] = re.compile(as_compiled(pattern), re.IGNORECASE)
+    return compiled
+
+
+# Compiling is most of what the rules cost a process (~60 ms for the ~80 patterns one message
+# meets), so a pattern is compiled only when the text holds the words that any match of it
+# needs (triggers.py, read off the pattern by literals.py). A case-blind match of a word is
+# that word after folding: lower case, with the three letters the matcher also takes for i or
+# s (İ, ı, ſ) spelt so first, one character for one (str.lower makes İ two).
+_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
+
+
+@lru_cache(maxsize=256)
+def fold(text: str) -> str:
+    return text.translate(_FOLD).lower()
+
+
+def _decoded(spec: str) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]:
+    # triggers.py's format: clauses by #, conditions by +, kind:words, words by |.
+    return tuple(tuple((kind, tuple(words.split("|")))
+                       for kind, words in (c.split(":", 1) for c in clause.split("+")))
+                 for clause in spec.split("#"))
+
+
+_GUARDS = {pattern: _decoded(spec) for pattern, spec in TRIGGERS.items()}
+
+
+def may_match(pattern: str, text: str) -> bool:
+    """False only when `pattern` cannot match anywhere in `text`."""
+    return _passes(pattern, text, anywhere=False)
+
+
+def may_match_in_part(pattern: str, text: str) -> bool:
+    """False only when `pattern` cannot match in `text` nor in any piece of it: a piece holds
+    no word the whole does not, and may begin with any word the whole holds."""
+    return _passes(pattern, text, anywhere=True)
+
+
+def worth_trying_in_parts(pattern: str, text: str) -> bool:
+    # Once compiled, trying a pattern costs less than its guard.
+    return pattern in _COMPILED or may_match_in_part(pattern, text)
+
+
+def _passes(pattern: str, text: str, anywhere: bool) -> bool:
+    clauses = _GUARDS.get(pattern)  # an edited pattern has no entry yet: it is always tried
+    if clauses is None:
+        return True
+    folded = fold(text)
+    holds = folded.__contains__
+    for clause in clauses:
+        for kind, words in clause:
+            if not (folded.startswith(words) if kind == "^" and not anywhere
+                    else any(map(holds, words))):
+                break
+        else:
+            return True
+    return False
+
+
+# Once compiled, a search costs less than the guard: a long text of many clauses, or a batch
+# of messages, would otherwise pay the guard again for every piece.
+
+
+def search(pattern: str, text: str) -> re.Match[str] | None:
+    compiled = _COMPILED.get(pattern)
+    if compiled is None:
+        if not _passes(pattern, text, False):
+            return None
+        compiled = rx(pattern)
+    return compiled.search(text)
+
+
+def sub(pattern: str, replacement: str, text: str) -> str:
+    compiled = _COMPILED.get(pattern)
+    if compiled is None:
+        if not _passes(pattern, text, False):
+            return text
+        compiled = rx(pattern)
+    return compiled.sub(replacement, text)
+
+
+def split(pattern: str, text: str) -> list[str]:
+    compiled = _COMPILED.get(pattern)
+    if compiled is None:
+        if not _passes(pattern, text, False):
+            return [text]
+        compiled = rx(pattern)
+    return compiled.split(text)
 
 
 def has(pattern: str, text: str) -> bool:
-    return rx(pattern).search(text) is not None
+    return search(pattern, text) is not None
 
 
 def first(patterns: tuple[str, ...], text: str) -> re.Match[str] | None:
     for pattern in patterns:
-        match = rx(pattern).search(text)
+        match = search(pattern, text)
         if match:
             return match
     return None
+
+
+def chinese(text: str) -> bool:
+    """has(CJK, text) without compiling a class of 21,000 characters (~3 ms)."""
+    return not text.isascii() and any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+# A proposed memory: {"operation", "node", "reason", "target"?}. Plain `dict`, since `typing`
+# for `Any` alone would add ~4 ms to a free-text `remember`.
+Item = dict
 
 
 def clip(text: str, limit: int) -> str:
@@ -70,12 +179,12 @@ def split_items(raw: str, zh: bool) -> list[str]:
     """香菜和葱 -> [香菜, 葱]; "cilantro, onions or garlic please" -> [cilantro, onion, garlic]."""
     raw = raw.strip(" \t。！？，,.!?；;：:")
     if zh:
-        parts = rx(r"[、,，/]|以及|还有|和|跟|与|及|或者?").split(raw)
-        return [p for p in (rx(ZH_ITEM_TAIL).sub("", rx(ZH_ITEM_LEAD).sub("", p.strip()))
+        parts = split(r"[、,，/]|以及|还有|和|跟|与|及|或者?", raw)
+        return [p for p in (sub(ZH_ITEM_TAIL, "", sub(ZH_ITEM_LEAD, "", p.strip()))
                             for p in parts) if p]
-    raw = rx(EN_ITEM_TAIL).sub("", rx(EN_ITEM_LEAD).sub("", raw.lower()))
-    parts = rx(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|nor|&)\s+").split(raw)
-    return [p for p in (singular(rx(EN_ITEM_LEAD).sub("", p.strip(" .!?"))) for p in parts) if p]
+    raw = sub(EN_ITEM_TAIL, "", sub(EN_ITEM_LEAD, "", raw.lower()))
+    parts = split(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|nor|&)\s+", raw)
+    return [p for p in (singular(sub(EN_ITEM_LEAD, "", p.strip(" .!?"))) for p in parts) if p]
 
 
 def singular(word: str) -> str:
@@ -90,4 +199,4 @@ def singular(word: str) -> str:
 
 def without_request(text: str) -> str:
     """What is to be remembered, without the request around it ("Remember that …", 记住：…)."""
-    return rx(TRIM_END).sub("", rx(SAY_PREFIX).sub("", text.strip())).strip()
+    return sub(TRIM_END, "", sub(SAY_PREFIX, "", text.strip())).strip()

@@ -60,7 +60,8 @@ FLAVOUR_WORDS = {
     ("oil", "low"): ("少油", "less oil"), ("salt", "low"): ("少盐", "low salt"),
     ("sugar", "low"): ("少糖", "less sugar"), ("spicy", "low"): ("少辣", "not too spicy"),
     ("spicy", "none"): ("不吃辣", "no spice"), ("spicy", "high"): ("吃辣", "spicy"),
-    ("oil", "high"): ("重油", "more oil")}
+    ("oil", "high"): ("重油", "more oil"), ("salt", "high"): ("咸口", "salty"),
+    ("sugar", "high"): ("甜口", "sweet")}
 # A statement that replaces a whole structured value rather than one field of it.
 REPLACE_ALL = (r"完全|全部|全都|一切|整个|彻底|(?:completely|entirely|totally|everything|"
                r"all of it|from scratch|start over)")
@@ -118,13 +119,16 @@ TEMPORARY = (r"今天|今晚|今日|这两天|这几天|最近|这周|本周|暂
 HEALTH = (r"不舒服|胃疼|胃痛|肚子疼|生病|感冒|发烧|嗓子疼|喉咙痛|上火|拉肚子|难受|\b(?:not feeling "
           r"(?:well|good|great)|feel(?:ing)? sick|i'm sick(?! of)|upset stomach|stomach ?ache|"
           r"(?:have|got) (?:a cold|the flu)|sore throat|hung ?over|hangover)\b")
+# Groups of patterns any one of which says it (text.first): the words every match of the
+# first one contains spare compiling it for most texts (text.may_match); the last has none.
 SENSITIVE = (r"(?:密码|口令|验证码|密钥|\bpassword|\bpasscode|\bpasswd|\bpin|\bapi[ _-]?key|"
              r"\bsecret|\btoken|\bprivate key)\s*(?:是|为|:|：|=|\bis\b)\s*\S|"
              r"我的(?:密码|银行卡|卡号|身份证|手机号|电话号码?)|身份证号|银行卡号|信用卡号|"
              r"\bmy (?:password|pin|credit card|card number|ssn|social security number|"
              r"phone number|bank account)\b|\bsk-[\w-]{8,}|"
-             r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b|(?<!\d)(?:\d[ -]?){10,}\d(?!\d)|"
-             r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[a-z]{2,}")
+             r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b|"
+             r"(?<![\w.+-])[\w.+-]+@[\w-]+\.[a-z]{2,}",
+             r"(?<!\d)(?:\d[ -]?){10,}\d(?!\d)")
 SMALL_TALK = (r"^(?:(?:你好|您好|嗨|哈喽|哈啰|谢谢你?|多谢|感谢|谢啦|好的|好滴|好|嗯|哈|再见|"
               r"拜拜|早上好|早安|晚安|午安|辛苦了|没问题|收到|明白了?|知道了|行|no problem|"
               r"no worries|ok|okay|hi|hello|hey|thanks|"
@@ -154,14 +158,16 @@ THIRD_PARTY = (r"老婆|老公|妻子|丈夫|太太|媳妇|男朋友|女朋友|�
 FOOD_CONTEXT = (r"做饭|做菜|菜谱|食谱|下厨|烹饪|饮食|口味|食材|忌口|吃|饭|餐|菜(?![单鸟])|"
                 r"\b(?:foods?|cook\w*|recipes?|eat|eats|eating|meals?|dish|dishes|dinner|lunch|"
                 r"breakfast|menu|cuisine|kitchen|diet|snacks?)\b")
-TECH_ZH = (r"[A-Za-z]{2,}|数据库|代码|接口|框架|部署|测试|仓库|分支|提交|依赖|版本|服务器|"
-           r"检索|索引|模块|函数|脚本|配置|日志|迁移|前端|后端|项目|架构|缓存")
+# Technical words: either pattern of a language says it, like SENSITIVE's.
+TECH_ZH = (r"数据库|代码|接口|框架|部署|测试|仓库|分支|提交|依赖|版本|服务器|"
+           r"检索|索引|模块|函数|脚本|配置|日志|迁移|前端|后端|项目|架构|缓存", r"[A-Za-z]{2,}")
 TECH_EN = (r"\b(?:database|db|code|codebase|api|framework|library|deploy\w*|tests?|testing|repo|"
            r"repository|branch(?:es)?|commits?|push|merge|pr|release|build|dependenc\w+|versions?|"
            r"service|server|index|schema|modules?|functions?|scripts?|config\w*|logging|logs?|"
            r"migrations?|frontend|backend|project|python|sqlite|postgres\w*|mysql|redis|docker|"
            r"kubernetes|typescript|javascript|rust|lint\w*|ci|sql|orm|packages?|cli|json|http|"
-           r"types?|type hints|tabs|spaces|git|ruff|pytest)\b|(?-i:\b\w*[a-z][A-Z]\w*)|\b[a-z]+\d")
+           r"types?|type hints|tabs|spaces|git|ruff|pytest)\b",
+           r"(?-i:\b\w*[a-z][A-Z]\w*)|\b[a-z]+\d")
 # Strong markers say "we decided" outright; weak ones (决定, must) need a technical word too.
 PROJECT_MARKERS = (
     ("decision", False, (r"我们决定|我们定了|我们商定|我们约定|团队决定|\bwe(?:'ve| have)? "

@@ -18,11 +18,16 @@ Credentials (kinds api_key and password) covered:
 - passwords on a command line: mysql/mariadb -p, --password=, sshpass -p, redis-cli -a,
   curl -u user:password, openssl -pass pass:, PGPASSWORD= and similar variables.
 Placeholders (<password>, ${PW}, $DB_PASSWORD, YOUR_TOKEN, ****) are not credentials.
+
+The patterns, and the cheap tests that pick the few a text could match, are in
+sensitive_patterns.py; the checks, the merging and the masking are here.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+
+from .sensitive_patterns import patterns
 
 KINDS = ("api_key", "password", "national_id", "card_number", "email", "phone")
 # When two findings cover the same text, the earlier kind in KINDS names it.
@@ -36,137 +41,6 @@ _PHRASES = {
     "phone": "a phone number",
 }
 
-# A credential value: printable ASCII up to a space, quote or list separator. Real passwords are
-# ASCII, and stopping at Chinese keeps 密码是什么 ("what is the password") from matching.
-_VALUE = r"(?:(?![\"'`,;])[!-~])+"
-_SEP = r"[\"']?\s*(?:[:=：]|是|为|為)\s*[\"'“‘「]?"
-# A command-line argument, quoted or not; the closing quote stays outside the value.
-_ARG = r"[\"'`]?(?P<v>[^\s\"'`]+)"
-# Up to a dozen more arguments of the same command: bounded, so that a line of repeated command
-# names costs a dozen steps per name rather than a scan to the end of the line.
-_ARGS = r"(?:\s+[^\s;|&]+){0,12}?"
-_W = "A-Za-z0-9_"  # not \w: Chinese characters are \w, and 卡号4111… must still match
-_B64 = "A-Za-z0-9+/"
-# (kind, check, pattern). A pattern reports its group "v" when it has one, else the whole
-# match. The lookbehinds let a match start only where a run begins, which keeps scanning linear
-# on long blobs of base64 or digits.
-_KEY_NAMES = r"(?:api[_-]?key|token|secret(?:[_-]?key)?|access[_-]?key|private[_-]?key)"
-_PASSWORD_NAMES = r"(?:password|passwd|passphrase|pwd)"
-_GITLAB_PREFIXES = ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "gloas-",
-                    "glsoat-", "glagent-", "glffct-")
-
-# A PEM body is lines of base64, with optional Proc-Type/DEK-Info headers; lines end in real
-# breaks or, inside JSON, in \n escapes. A short unpadded line counts only just before END, so
-# a truncated paste stops at the end of its base64 and not in the prose after it.
-_PEM_LABEL = r"(?:[A-Z0-9]+ ){0,3}PRIVATE KEY(?: BLOCK)?-----"
-_PEM_BREAK = r"(?:\s|\\[rn])"
-_PEM_LINE = (rf"(?:[{_B64}]{{16,}}=*|[{_B64}]*=+|(?:Proc-Type|DEK-Info):[^\r\n\\]*"
-             rf"|[{_B64}]+(?={_PEM_BREAK}*-----END ))")
-_PEM = (rf"-----BEGIN {_PEM_LABEL}{_PEM_BREAK}*{_PEM_LINE}(?:{_PEM_BREAK}+{_PEM_LINE})*"
-        rf"(?:{_PEM_BREAK}*-----END {_PEM_LABEL})?")
-
-_TOKENS: tuple[tuple[str, str, str], ...] = (
-    ("api_key", "", _PEM),
-    ("api_key", "sk", rf"(?<![{_W}-])sk-[A-Za-z0-9_-]{{20,}}"),
-    # Stripe secret and restricted keys; publishable pk_ keys are meant to be public.
-    ("api_key", "", rf"(?<![{_W}-])[rs]k_(?:live|test)_[A-Za-z0-9]{{16,}}"),
-    ("api_key", "", rf"(?<![{_W}-])whsec_[{_B64}]{{20,}}=*"),
-    ("api_key", "", rf"(?<![{_W}-])(?:gh[pousr]_[A-Za-z0-9]{{30,}}|github_pat_[{_W}]{{22,}})"),
-    ("api_key", "", (rf"(?<![{_W}-])(?:{'|'.join(_GITLAB_PREFIXES)})[{_W}-]{{20,}}"
-                     rf"(?:\.[{_W}-]+)*")),
-    # Exactly 36 characters: npm_config_cache and friends are settings, not tokens.
-    ("api_key", "", rf"(?<![{_W}-])npm_[A-Za-z0-9]{{36}}(?![A-Za-z0-9])"),
-    ("api_key", "", rf"(?<![{_W}-])hf_[A-Za-z0-9]{{30,}}"),
-    ("api_key", "", r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[0-9A-Z]{16}(?![A-Za-z0-9])"),
-    ("api_key", "", rf"(?<![{_W}-])(?:xox[abposre]|xapp)-[A-Za-z0-9-]{{10,}}"),
-    ("api_key", "", (r"(?<![A-Za-z0-9])https://hooks\.slack\.com/(?:services|workflows|triggers)/"
-                     r"[A-Za-z0-9_/-]{10,}")),
-    ("api_key", "", (r"(?<![A-Za-z0-9])https://(?:[a-z]+\.)?discord(?:app)?\.com/api/webhooks/"
-                     r"\d+/[A-Za-z0-9_-]{20,}")),
-    ("api_key", "", rf"(?<![{_W}-])AIza[0-9A-Za-z_-]{{35}}(?![{_W}-])"),
-    ("api_key", "", rf"(?<![{_W}.-])ya29\.[{_W}-]{{20,}}"),
-    ("api_key", "", rf"(?<![{_W}.-])eyJ[{_W}-]{{4,}}\.eyJ[{_W}-]{{4,}}\.[{_W}-]*"),
-)
-
-_NAMED: tuple[tuple[str, str, str], ...] = (
-    ("api_key", "random", r"(?i)(?<![A-Za-z0-9])bearer\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"),
-    # After the header name any scheme word is skipped; key:secret pairs are kept whole.
-    ("api_key", "credential", (rf"(?i)(?<![{_W}-])(?:proxy-)?authori[sz]ation[\"']?[ \t]*[:=]"
-                               r"[ \t]*[\"']?(?:[a-z][a-z0-9-]*[ \t]+)?"
-                               rf"(?P<v>[{_W}.~+/-]+(?::[{_W}.~+/-]+)*=*)")),
-    # An AWS secret key is 40 characters of base64 with nothing to recognise it by but its name.
-    ("api_key", "", (rf"(?i)(?<![A-Za-z0-9])(?:aws_?)?secret_?access_?key{_SEP}"
-                     rf"(?P<v>[{_B64}]{{40}})(?![{_B64}=])")),
-    # DB_PASSWORD=…, X-Api-Key: …, "secret": "…"; the prefix words end in _ or - so that
-    # OLDPWD or max_tokens do not count.
-    ("api_key", "random", (rf"(?i)(?<![{_W}-])(?:[A-Za-z0-9]+[_-])*{_KEY_NAMES}"
-                           rf"(?![A-Za-z0-9]){_SEP}(?P<v>{_VALUE})")),
-    ("api_key", "random", rf"(?:密钥|秘钥|令牌)\s*{_SEP}(?P<v>{_VALUE})"),
-    ("password", "password", (rf"(?i)(?<![{_W}-])(?:[A-Za-z0-9]+[_-])*{_PASSWORD_NAMES}"
-                              rf"(?![A-Za-z0-9]){_SEP}(?P<v>{_VALUE})")),
-    # "the password is stored in the vault": after "is" only a value with a non-letter counts.
-    ("password", "password is",
-     rf"(?i)(?<![A-Za-z0-9])(?:password|passphrase)\s+is(?:\s*[:：])?\s+[\"']?(?P<v>{_VALUE})"),
-    # No separator at all ("password hunter2x9", 密码 abc123456): only a value that could not be
-    # a word of the sentence counts, so "password manager" and 密码 错误 stay prose.
-    ("password", "password-like",
-     rf"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd)\s+[\"']?(?P<v>{_VALUE})"),
-    ("password", "password", rf"(?:密码|密碼|口令)\s*{_SEP}(?P<v>{_VALUE})"),
-    ("password", "password-like", rf"(?:密码|密碼|口令)\s*[\"'“‘「]?(?P<v>{_VALUE})"),
-    # scheme://user:password@host. The whole user:password is reported: a finding starting at
-    # the password would lose to the e-mail address that "password@host.com" also looks like.
-    # The password runs to the last @ before the path, since people paste them unescaped.
-    ("password", "url", (r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://"
-                         r"(?P<v>[^\s/?#@:]*:[^\s/?#]+)@")),
-)
-
-# Case matters here: mysql -P is the port, sshpass -P the prompt.
-_MYSQL = r"(?:mysql(?:dump|admin|import|check|show|sh|binlog)?|mariadb(?:-?dump|-?admin)?)"
-_COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("password", "password", rf"(?<![{_W}-]){_MYSQL}{_ARGS}\s+-p{_ARG}"),
-    ("password", "password", rf"(?i)(?<![{_W}-])--pass(?:word|wd)?={_ARG}"),
-    ("password", "password", rf"(?<![{_W}-])sshpass(?:\s+-[^\sp]\S*)*\s+-p\s*{_ARG}"),
-    ("password", "password", rf"(?<![{_W}-])redis-cli{_ARGS}\s+(?:-a|--pass)\s+{_ARG}"),
-    ("password", "password",
-     rf"(?<![{_W}-])curl{_ARGS}\s+(?:-u|--user)[\s=]*[\"']?[^\s:\"']*:(?P<v>[^\s\"'`]+)"),
-    ("password", "password", rf"(?<![{_W}-])-pass(?:in|out)?\s+[\"']?pass:(?P<v>[^\s\"'`]+)"),
-    ("password", "password",
-     rf"(?i)(?<![{_W}-])(?:PGPASSWORD|REDISCLI_AUTH|SSHPASS){_SEP}(?P<v>{_VALUE})"),
-)
-
-_PERSONAL: tuple[tuple[str, str, str], ...] = (
-    # Resident id: region, birth date YYYYMMDD, sequence, check digit (verified in _CHECKS).
-    ("national_id", "cn_id", (r"(?<![0-9A-Za-z])[1-9]\d{5}(?:19|20)\d\d(?:0[1-9]|1[0-2])"
-                              r"(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx](?![0-9A-Za-z])")),
-    ("national_id", "", r"(?<![\d-])(?!000|666|9\d\d)\d{3}-(?!00)\d\d-(?!0000)\d{4}(?![\d-])"),
-    ("card_number", "card", rf"(?<![{_W}.,-])\d+(?:[ -]\d+)*(?![{_W}-])"),
-    # (?!:\S) leaves out ssh remotes such as git@github.com:owner/repo.
-    ("email", "email", (r"(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+"
-                        r"(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}(?![A-Za-z0-9-])(?!:\S)")),
-    ("phone", "phone",
-     rf"(?<![{_W}+])(?:(?:\+|00)86[ -]?)?1[3-9]\d(?:[ -]?\d{{4}}){{2}}(?![{_W}-])"),
-    ("phone", "phone", rf"(?<![{_W}+])\+\d[\d ()-]{{6,22}}\d(?![{_W}-])"),
-)
-_SOURCES = _TOKENS + _NAMED + _COMMANDS + _PERSONAL
-# What each pattern above (in the same order) cannot match without: lower-case substrings, of
-# which the text must hold one (empty: always tried). A pattern is compiled the first time a
-# text holds its trigger, so a process pays only for the patterns its text could match
-# (compiling them all costs about 25 ms, more than a whole `ekko-mem log`).
-_PASSWORD_WORDS = ("passw", "passphrase", "pwd")
-_TRIGGERS: tuple[tuple[str, ...], ...] = (
-    ("-----begin",), ("sk-",), ("sk_live", "sk_test", "rk_live", "rk_test"), ("whsec_",),
-    ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), _GITLAB_PREFIXES, ("npm_",),
-    ("hf_",), ("akia", "asia"), ("xox", "xapp-"), ("hooks.slack",), ("discord",), ("aiza",),
-    ("ya29.",), ("eyj",),
-    ("bearer",), ("authoriz", "authoris"), ("secret",), ("key", "token", "secret"),
-    ("密钥", "秘钥", "令牌"), _PASSWORD_WORDS, ("password", "passphrase"), _PASSWORD_WORDS,
-    ("密码", "密碼", "口令"), ("密码", "密碼", "口令"), ("://",),
-    ("mysql", "mariadb"), ("--pass",), ("sshpass",), ("redis-cli",), ("curl",), ("-pass",),
-    ("pgpassword", "rediscli_auth", "sshpass"),
-    (), (), (), ("@",), (), ("+",),
-)
-_compiled: dict[int, re.Pattern[str]] = {}
-
 # Words that fill a credential slot in config and docs without being a credential.
 _PLACEHOLDERS = {"true", "false", "null", "none", "nil", "required", "optional", "yes", "no",
                  "empty", "unset", "changeme", "redacted", "hidden", "secret", "password",
@@ -179,46 +53,11 @@ _MAX_CARD_GROUPS = 5
 _ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
 
 
-_any_trigger: dict[tuple, re.Pattern[str] | None] = {}
-
-
-def _could_hold(lowered: str, kinds) -> bool:
-    """Whether `lowered` holds a trigger of any pattern of `kinds`: one search instead of a
-    test per pattern, which made masking every field of every record most of the time a
-    large context took. Kinds with an always-tried pattern are always searched."""
-    key = tuple(kinds) if kinds is not None else None
-    if key not in _any_trigger:
-        chosen = [t for (kind, _, _), t in zip(_SOURCES, _TRIGGERS)
-                  if kinds is None or kind in kinds]
-        _any_trigger[key] = None if any(not t for t in chosen) else re.compile(
-            "|".join(re.escape(w) for w in sorted({w for t in chosen for w in t},
-                                                  key=len, reverse=True)))
-    pattern = _any_trigger[key]
-    return pattern is None or pattern.search(lowered) is not None
-
-
-def _patterns(text: str, kinds):
-    """The patterns that could match `text`, compiled on first use."""
-    lowered = text.lower()
-    if not _could_hold(lowered, kinds):
-        return
-    for index, (kind, check, source) in enumerate(_SOURCES):
-        if kinds is not None and kind not in kinds:
-            continue
-        triggers = _TRIGGERS[index]
-        if triggers and not any(t in lowered for t in triggers):
-            continue
-        pattern = _compiled.get(index)
-        if pattern is None:
-            pattern = _compiled[index] = re.compile(source)
-        yield kind, check, pattern
-
-
 def find_sensitive(text: str, kinds: tuple[str, ...] | None = None) -> list[dict]:
     """Secrets and personal data in text: [{"kind", "start", "end"}], in order, not overlapping.
     `kinds` limits the search to those kinds."""
     found: list[tuple[int, int, str]] = []
-    for kind, check, pattern in _patterns(text, kinds):
+    for kind, check, pattern in patterns(text, kinds):
         group = "v" if "v" in pattern.groupindex else 0
         for match in pattern.finditer(text):
             if check == "card":
@@ -227,6 +66,8 @@ def find_sensitive(text: str, kinds: tuple[str, ...] | None = None) -> list[dict
             span = _accept(check, match.group(group), match.start(group))
             if span:
                 found.append((*span, kind))
+    if not found:
+        return []
     found.sort(key=lambda f: (f[0], f[0] - f[1], _RANK[f[2]]))
     findings: list[dict] = []
     for start, end, kind in found:
@@ -401,8 +242,18 @@ _CREDENTIAL_FIELDS = ("pass", "pwd", "token", "secret", "api_key", "apikey", "ap
                       "access_key", "private_key", "auth", "密码", "口令", "密钥", "令牌")
 
 
+_named_fields: dict[str, bool] = {}  # a record's few field names recur in every record
+
+
 def _probe(key, value: str) -> str:
-    named = isinstance(key, str) and any(word in key.lower() for word in _CREDENTIAL_FIELDS)
+    if not isinstance(key, str):
+        return value
+    named = _named_fields.get(key)
+    if named is None:
+        if len(_named_fields) >= 1024:
+            _named_fields.clear()
+        lowered = key.lower()
+        named = _named_fields[key] = any(word in lowered for word in _CREDENTIAL_FIELDS)
     return f"{key}={value}" if named else value
 
 
