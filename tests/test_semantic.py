@@ -226,3 +226,22 @@ def test_index_prints_a_progress_bar_only_on_a_terminal(cli_proc, ws):
     assert result.code == 0 and "indexing [" not in result.err
     assert "retrieval.semantic is off" in result.err
     assert "1 of 1 have vectors" in result.out
+
+
+def test_an_import_embeds_what_it_writes_in_its_own_transaction(cli, ws, tmp_path):
+    """With semantic recall on, imported messages and nodes are embedded as they are written,
+    so they are found by meaning without an `index` run."""
+    assert cli("init", "-q").code == 0
+    ids = log_chat(cli, CHAT[:3])
+    node = cli("remember", "--json", "I have a golden retriever called Max").json()["nodeId"]
+    dump = tmp_path / "dump.jsonl"
+    assert cli("export", "--output", str(dump)).code == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    assert cli("init", "-q", cwd=other).code == 0
+    assert cli("config", "set", "retrieval.semantic", "true", cwd=other).code == 0
+    assert cli("import", str(dump), "--yes", cwd=other).code == 0
+    rows = dict(db(other).execute("select ref_id, kind from memory_vectors"))
+    assert rows[node] == "node"
+    assert rows[ids[1]] == "message" and rows[ids[2]] == "message"
+    assert cli("index", "--json", cwd=other).json()["embedded"] == 0  # nothing left to do
