@@ -188,3 +188,19 @@ def test_an_export_carries_the_copy_the_row_stands_in_for(cli, ws, tmp_path):
               if json.loads(line).get("kind") == "event"]
     [create] = [e["data"] for e in events if e["data"]["nodeId"] == node]
     assert create["payload"]["after"]["title"] == "deploys go out on tuesdays"
+
+
+@pytest.mark.parametrize("value", [
+    None, 0, -0.0, 1.5, 10**30, float("inf"), "", "香菜\u2028\x00\"\\", [], {},
+    {"b": [1, {"d": None, "c": True}], "a": "少油", "10": 2, "9": 3},
+])
+def test_canonical_json_is_sorted_compact_json(value):
+    """Exact valueJson lookups compare this text: it must be json.dumps' own, whichever
+    encoder produced it."""
+    import json
+
+    from ekko_mem.canonical import canonical_json
+    assert canonical_json(value) == json.dumps(value, ensure_ascii=False, sort_keys=True,
+                                               separators=(",", ":"))
+    with pytest.raises(TypeError):
+        canonical_json({"x": object()})

@@ -11,7 +11,17 @@ class AuditLog(UseCase):
     def record(self, store, kind, node, actor, reason, *, before=None, after=None,
                notes=None) -> str:
         """Add one event to `store` (inside the caller's transaction); returns its id."""
-        event_id = new_id("event")
+        event = self._event(store, kind, node, actor, reason, before, after, notes)
+        store.nodes.add_event(event)
+        return event["id"]
+
+    def record_all(self, store, kind, nodes: list[dict], actor, reason, *, after_of) -> None:
+        """record() for many nodes at once, in one statement; `after_of(node)` is each
+        event's `after`, which the caller settles (add_events compares nothing)."""
+        store.nodes.add_events([self._event(store, kind, node, actor, reason, None,
+                                            after_of(node), None) for node in nodes])
+
+    def _event(self, store, kind, node, actor, reason, before, after, notes) -> dict:
         if node.get("scope") == "user" and node.get("sourceMessageIds"):
             # Where a later purge of its sources must look (none outside any workspace);
             # written with the node, so a refused write leaves no trace of it.
@@ -22,13 +32,10 @@ class AuditLog(UseCase):
         payload = {"before": before, "after": after}
         if notes:
             payload["notes"] = notes
-        store.nodes.add_event({"id": event_id, "eventType": kind, "nodeId": node["id"],
-                               "sessionId": node.get("sessionId"),
-                               "workspaceId": node.get("workspaceId"),
-                               "userId": node.get("userId"), "actor": actor,
-                               "reason": reason or kind, "payload": payload,
-                               "createdAt": self.env.now_iso()})
-        return event_id
+        return {"id": new_id("event"), "eventType": kind, "nodeId": node["id"],
+                "sessionId": node.get("sessionId"), "workspaceId": node.get("workspaceId"),
+                "userId": node.get("userId"), "actor": actor, "reason": reason or kind,
+                "payload": payload, "createdAt": self.env.now_iso()}
 
     # -- undo ---------------------------------------------------------------------------------
     def undo(self, event: dict, store, *, reason: str = "", actor: str = "user") -> dict:

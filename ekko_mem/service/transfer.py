@@ -222,25 +222,16 @@ class Transfer(UseCase):
                             if kind == "event" and data.get("nodeId")])
         return None
 
-    def _fresh(self, batch: list, stores: dict, index, *, events: bool = True) -> list:
-        """(line, kind, record, NUL escaped, db name) for each record of `batch` that the db
-        it goes to does not hold yet, in file order."""
-        user = stores.get("user")
-        users: set[str] = set()
-        if events:  # an event goes with its node: to the user db for user memory
-            ids = [d["nodeId"] for _, k, d, _ in batch if k == "event" and d.get("nodeId")]
-            users = index.user_nodes_among(ids) | (
-                user.transfer.existing_ids("memory_nodes", ids) if user is not None else set())
+    @staticmethod
+    def _fresh(batch: list, stores: dict) -> list:
+        """(line, kind, record, NUL escaped, db name) for each message, summary and node of
+        `batch` that the db it goes to does not hold yet, in file order. (Events are placed
+        when written, by _insert_events: a user node's event may come before its node.)"""
         placed = []
         for number, kind, data, nul in batch:
-            if kind == "node":
-                target = "user" if data["scope"] == "user" else "workspace"
-            elif kind == "event":
-                if not events:
-                    continue
-                target = "user" if data.get("nodeId") in users else "workspace"
-            else:
-                target = "workspace"
+            if kind == "event":
+                continue
+            target = "user" if kind == "node" and data["scope"] == "user" else "workspace"
             placed.append((number, kind, data, nul, target))
         wanted: dict[tuple, list] = {}
         for _, kind, data, _, target in placed:
@@ -254,7 +245,7 @@ class Transfer(UseCase):
         """Checked in file order, up to the first refusal; what passed is staged in `index`
         as it will be written (a node's key spelling and owner settled)."""
         passed: dict[str, list] = {"message": [], "summary": [], "node": []}
-        for number, kind, data, nul, target in self._fresh(batch, stores, index, events=False):
+        for number, kind, data, nul, target in self._fresh(batch, stores):
             try:
                 question = self._import_check(number, kind, data, nul, stores.get(target),
                                               index)
@@ -327,8 +318,8 @@ class Transfer(UseCase):
         self._import_owner_and_key(node)
 
     def _import_owner_and_key(self, node: dict) -> None:
-        """The owner of user memory and the controlled key, its spelling fixed in place: what
-        the second pass settles again on the record it reads back."""
+        """The owner of user memory and the controlled key, its spelling fixed in place, so
+        the record is staged as it will be stored."""
         if node["scope"] == "user":
             owner = self.env.user_id()
             if node.setdefault("userId", owner) != owner:
@@ -410,21 +401,11 @@ class Transfer(UseCase):
         the file does not carry the node's history, that event's `after` is the node as
         imported (SAME_AS_NODE: the row just written), its only record of where it came
         from."""
-        from ..ids import new_id
         with_history = index.with_history_among([node["id"] for node in nodes])
-        now = self.env.now_iso()
-        if any(n["scope"] == "user" and n["sourced"] for n in nodes):
-            # as AuditLog.record does for a user node citing messages
-            workspace = self.stores.workspace_or_none()
-            if workspace is not None:
-                store.erasure.note_workspace(workspace.store_id(), self.stores.root, now)
-        store.nodes.add_events([
-            {"id": new_id("event"), "eventType": "import", "nodeId": node["id"],
-             "sessionId": node.get("sessionId"), "workspaceId": node.get("workspaceId"),
-             "userId": node.get("userId"), "actor": "import", "reason": "imported",
-             "payload": {"before": None, "after": None if node["id"] in with_history
-                         else store.nodes.SAME_AS_NODE},
-             "createdAt": now} for node in nodes])
+        self.audit_log.record_all(
+            store, "import", nodes, "import", "imported",
+            after_of=lambda node: None if node["id"] in with_history
+            else store.nodes.SAME_AS_NODE)
 
     @staticmethod
     def _insert_events(batch: list, stores: dict, index) -> int:

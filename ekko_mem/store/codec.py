@@ -111,6 +111,15 @@ def summary_to_row(summary: dict) -> tuple:
 SAME_AS_NODE = "=node"
 SAME_AS_NODE_JSON = '"after":"=node"'
 
+def copies_its_node(event: dict) -> bool:
+    """Whether an event records its node as it stands: nothing before, a copy of the node
+    after. Such a copy is SAME_AS_NODE while it equals the node's row."""
+    payload = event.get("payload")
+    return bool(payload) and payload.get("before") is None and bool(event.get("nodeId")) \
+        and isinstance(payload.get("after"), dict) \
+        and payload["after"].get("id") == event["nodeId"]
+
+
 EVENT_COLUMNS = ("id, event_type, node_id, session_id, workspace_id, user_id, actor, reason,"
                  " payload_json, created_at")
 

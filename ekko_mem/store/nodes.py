@@ -197,7 +197,7 @@ class NodeStore(Part):
     def insert_rows(self, staged: list[tuple[tuple, tuple]]) -> list[dict]:
         """Insert (row, FTS texts) pairs as import staged them: two executemany with
         explicit rowids instead of four statements a node. Returns what an audit event
-        needs of each node: ids, scope, and whether it cites messages."""
+        needs of each node: its ids, scope and sources."""
         first = self.db.one("select coalesce(max(rowid), 0) + 1 from memory_nodes")[0]
         self.db.executemany(f"insert into memory_nodes (rowid, {codec.NODE_COLUMNS}) values"
                             f" (?, {','.join('?' * 26)})",
@@ -210,7 +210,8 @@ class NodeStore(Part):
             vectors.put([(row[0], "node", None, node_text(codec.node_from_row(row)))
                          for row, _ in staged])
         return [{"id": row[0], "sessionId": row[3], "workspaceId": row[4], "userId": row[5],
-                 "scope": row[6], "sourced": row[20] != "[]"} for row, _ in staged]
+                 "scope": row[6], "sourceMessageIds": codec.loads(row[20])}
+                for row, _ in staged]
 
     def _drop_fts(self, node_id: str) -> int | None:
         row = self.db.one(f"select rowid, {codec.NODE_COLUMNS} from memory_nodes where id = ?",
@@ -265,12 +266,9 @@ class NodeStore(Part):
     # (replace_node, set_status, detach_successors) first writes the copy into the event, so
     # a reader always gets exactly what was recorded. This was most of a node's bytes.
     def add_event(self, event: dict) -> None:
-        payload = event.get("payload")
-        if payload and payload.get("before") is None and event.get("nodeId") and \
-                isinstance(payload.get("after"), dict) and \
-                payload["after"].get("id") == event["nodeId"] and \
-                payload["after"] == self.get_node(event["nodeId"]):
-            event = {**event, "payload": {**payload, "after": codec.SAME_AS_NODE}}
+        if codec.copies_its_node(event) and \
+                event["payload"]["after"] == self.get_node(event["nodeId"]):
+            event = {**event, "payload": {**event["payload"], "after": codec.SAME_AS_NODE}}
         self.db.execute(f"insert into memory_audit_events ({codec.EVENT_COLUMNS}) values"
                         " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", codec.event_to_row(event))
 

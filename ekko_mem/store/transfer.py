@@ -3,6 +3,7 @@ each db read inside one snapshot and row by row; the write locks an import holds
 at once; and the scratch index an import keeps between its passes."""
 from __future__ import annotations
 
+import hashlib
 import marshal
 import sqlite3
 from contextlib import contextmanager, suppress
@@ -282,12 +283,10 @@ class ImportIndex:
         and when the node is already in the db, add_event compares with the row itself."""
         rows = []
         for line, event in items:
-            payload = event.get("payload") or {}
-            after = payload.get("after")
             digest = same = None
-            if payload.get("before", 0) is None and isinstance(after, dict) \
-                    and event.get("nodeId") and after.get("id") == event["nodeId"]:
-                digest = _digest(after)
+            if codec.copies_its_node(event):
+                payload = event["payload"]
+                digest = _digest(payload["after"])
                 same = marshal.dumps(codec.event_to_row(
                     {**event, "payload": {**payload, "after": codec.SAME_AS_NODE}}))
             rows.append([line, event["id"], event.get("nodeId"), digest, event, same])
@@ -295,7 +294,7 @@ class ImportIndex:
         for row in rows:
             event, same = row[4], row[5]
             if same is not None and staged.get(row[2]) == row[3]:
-                row[4], row[3] = same, None   # settled: the full copy is never written
+                row[3:] = None, same, None   # settled: the full copy is never written
             else:
                 row[4] = marshal.dumps(codec.event_to_row(event))
         self.db.executemany("insert into events values (?, ?, ?, ?, ?, ?)", rows)
@@ -353,6 +352,5 @@ class ImportIndex:
 
 
 def _digest(value) -> bytes:
-    import hashlib
     return hashlib.blake2b(codec.dumps(value).encode("utf-8", "surrogatepass"),
                            digest_size=16).digest()
