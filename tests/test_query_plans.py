@@ -166,6 +166,15 @@ def test_node_indexes_are_the_ones_queries_use(store):
     assert indexes <= used, indexes - used
 
 
+def test_events_that_read_a_row_are_found_by_the_index_alone(store):
+    """Before a node's row changes, the events that read it are found through the index's
+    own expression, however many events the node has (a memory restated every turn)."""
+    steps = [s for _, plan in _plans(store, lambda s: s.nodes._keep_copies(
+        "mem_plan00000000000003")) for s in plan]
+    assert any("idx_memory_audit_events_node (node_id=? AND <expr>>?)" in s for s in steps), \
+        steps
+
+
 def test_category_prefix_uses_the_category_index(store):
     steps = [s for _, plan in _plans(store, PATHS["category prefix"]) for s in plan]
     assert any("idx_memory_nodes_category" in s for s in steps), steps

@@ -257,3 +257,13 @@ def m010_slim_audit_node_index(db) -> None:
     db.execute("drop index if exists idx_memory_audit_events_node")
     db.execute("create index idx_memory_audit_events_node on memory_audit_events (node_id)"
                " where node_id is not null")
+
+
+@migration
+def m011_index_audit_copies_by_reference(db) -> None:
+    """A node's events also say, in the index, whether one reads the node's row as its
+    `after`. Before a row changes, those are found without reading the payload of every
+    event the node has: a memory restated on every turn has thousands."""
+    db.execute("drop index if exists idx_memory_audit_events_node")
+    db.execute("create index idx_memory_audit_events_node on memory_audit_events"
+               """ (node_id, instr(payload_json, '"after":"=node"')) where node_id is not null""")

@@ -2,9 +2,17 @@
 from __future__ import annotations
 
 
-from . import codec, fts
+from . import codec, copies, fts
 from .connection import Part
 from .vectors import VectorStore, node_text
+
+# The events that read a node's whole row, found along idx_memory_audit_events_node, which
+# holds this very expression (m011), however many events the node has.
+_REFERS_WHOLE = ("select rowid, payload_json from memory_audit_events where node_id = ?"
+                 """ and instr(payload_json, '"after":"=node"') > 0""")
+_REFERS_AT_ALL = ("select rowid, payload_json from memory_audit_events where node_id = ?"
+                  """ and (instr(payload_json, '"after":"=node"') > 0"""
+                  f" or instr(payload_json, '{copies.HEAD_JSON}') > 0)")
 
 # bm25 column weights for (title, content, tags, entities): a hit in the title says most about
 # what a memory is about, an entity next, a tag next, a word in the body least.
@@ -226,7 +234,7 @@ class NodeStore(Part):
 
     def replace_node(self, node: dict) -> None:
         """Rewrite a node in place (same id), keeping its FTS rows in step."""
-        self._keep_copies(node["id"])
+        self._keep_copies(node["id"], node.get("sourceMessageIds") or [])
         rowid = self._drop_fts(node["id"])
         values = codec.node_to_row(node)
         columns = [c.strip() for c in codec.NODE_COLUMNS.split(",")]
@@ -260,15 +268,17 @@ class NodeStore(Part):
         return reindex_fts(self.db)
 
     # -- audit -------------------------------------------------------------------------------
-    # An event that records a node as it now stands (a create, an import, a refresh: nothing
-    # before, the whole node after) does not copy it: its `after` is SAME_AS_NODE, read back
-    # from the node's row. The row is the copy until it changes, and every in-place change
-    # (replace_node, set_status, detach_successors) first writes the copy into the event, so
-    # a reader always gets exactly what was recorded. This was most of a node's bytes.
+    # An event's copies of its node are kept by reference to the node's row where they can be
+    # (store/copies.py): the whole row as its `after`, or the head of the row's source list.
+    # Every in-place change (replace_node, set_status, detach_successors) first writes out what
+    # the events read from the row, so a reader always gets exactly what was recorded. These
+    # copies were most of a node's bytes, and a restated memory's grew with each restatement.
     def add_event(self, event: dict) -> None:
-        if codec.copies_its_node(event) and \
-                event["payload"]["after"] == self.get_node(event["nodeId"]):
-            event = {**event, "payload": {**event["payload"], "after": codec.SAME_AS_NODE}}
+        payload, node_id = event.get("payload"), event.get("nodeId")
+        if node_id and payload and any(isinstance(payload.get(side), dict) and
+                                       payload[side].get("id") == node_id
+                                       for side in ("before", "after")):
+            event = {**event, "payload": copies.encode(payload, node_id, self.get_node(node_id))}
         self.db.execute(f"insert into memory_audit_events ({codec.EVENT_COLUMNS}) values"
                         " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", codec.event_to_row(event))
 
@@ -284,26 +294,32 @@ class NodeStore(Part):
         self.db.executemany(f"insert into memory_audit_events ({codec.EVENT_COLUMNS}) values"
                             " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
-    def _keep_copies(self, node_id: str) -> None:
-        """Before a node's row changes: the events that read it as their copy get it
-        written out."""
-        rows = self.db.all("select rowid, payload_json from memory_audit_events where"
-                           " node_id = ? and instr(payload_json, ?)",
-                           (node_id, codec.SAME_AS_NODE_JSON))
+    def _keep_copies(self, node_id: str, new_sources: list | None = None) -> None:
+        """Before a node's row changes: what its events read from the row is written out,
+        except a head of sources the new row (sources `new_sources`, None: the same) keeps."""
+        current = None
+        sql = _REFERS_WHOLE
+        if new_sources is not None:
+            current = self.get_node(node_id)
+            if current is not None and not copies.sources_kept(current, new_sources):
+                sql = _REFERS_AT_ALL
+        rows = self.db.all(sql, (node_id,))
         if not rows:
             return
-        current = self.get_node(node_id)
+        current = current or self.get_node(node_id)
+        if current is None:
+            return
         for rowid, payload in rows:
             data = codec.loads(payload)
-            if data.get("after") == codec.SAME_AS_NODE:
-                data["after"] = current
-                self.db.execute("update memory_audit_events set payload_json = ?"
-                                " where rowid = ?", (codec.dumps(data), rowid))
+            if copies.refers(data):
+                self.db.execute("update memory_audit_events set payload_json = ? where rowid = ?",
+                                (codec.dumps(copies.materialise(data, node_id, current,
+                                                                new_sources)), rowid))
 
     def resolve_events(self, events: list[dict]) -> list[dict]:
-        """Events as recorded: an `after` kept as SAME_AS_NODE is read from the node's row."""
-        wanted = [e["nodeId"] for e in events if (e.get("payload") or {}).get("after")
-                  == codec.SAME_AS_NODE]
+        """Events as recorded: what a payload keeps by reference is read from the node's row."""
+        wanted = [e["nodeId"] for e in events
+                  if e.get("nodeId") and copies.refers(e.get("payload"))]
         if not wanted:
             return events
         rows = {}
@@ -313,8 +329,8 @@ class NodeStore(Part):
                 f"select {codec.NODE_COLUMNS} from memory_nodes where id in"
                 f" ({','.join('?' * len(chunk))})", chunk)))
         for event in events:
-            if (event.get("payload") or {}).get("after") == codec.SAME_AS_NODE:
-                event["payload"] = {**event["payload"], "after": rows.get(event["nodeId"])}
+            if event.get("nodeId") and copies.refers(event.get("payload")):
+                event["payload"] = copies.decode(event["payload"], rows.get(event["nodeId"]))
         return events
 
     def get_event(self, event_id: str) -> dict | None:
