@@ -4,14 +4,17 @@ from __future__ import annotations
 import os
 
 from .connection import Connection
-from .erasure import ErasureStore
-from .maintenance import HealthChecks
 from .messages import MessageStore
 from .nodes import NodeStore
-from .recall import RecallStore
-from .summaries import SummaryStore
-from .transfer import TransferStore
-from .vectors import VectorStore
+
+# The parts a command may not need, built (and their modules imported) on first use: a
+# free-text `remember` in a git hook should not load export, recall or health checks.
+_LAZY_PARTS = {"summaries": ("summaries", "SummaryStore"),  # and marks, jobs, context runs
+               "recall": ("recall", "RecallStore"),
+               "transfer": ("transfer", "TransferStore"),
+               "erasure": ("erasure", "ErasureStore"),
+               "health": ("maintenance", "HealthChecks"),
+               "vectors": ("vectors", "VectorStore")}
 
 
 class SqliteMemoryStore:
@@ -23,12 +26,15 @@ class SqliteMemoryStore:
         self.read_only_reason: str | None = None
         self.messages = MessageStore(db)
         self.nodes = NodeStore(db)  # nodes and their audit events
-        self.summaries = SummaryStore(db)  # summaries, extraction marks, jobs, context runs
-        self.recall = RecallStore(db)
-        self.transfer = TransferStore(db)
-        self.erasure = ErasureStore(db)
-        self.health = HealthChecks(db)
-        self.vectors = VectorStore(db)
+
+    def __getattr__(self, name: str):
+        spec = _LAZY_PARTS.get(name)
+        if spec is None:
+            raise AttributeError(name)
+        from importlib import import_module
+        part = getattr(import_module(f".{spec[0]}", __package__), spec[1])(self.db)
+        setattr(self, name, part)  # found directly from now on
+        return part
 
     def close(self) -> None:
         self.db.close()

@@ -3,7 +3,6 @@ each db read inside one snapshot and row by row; the write locks an import holds
 at once; and the scratch index an import keeps between its passes."""
 from __future__ import annotations
 
-import hashlib
 import marshal
 import sqlite3
 from contextlib import contextmanager, suppress
@@ -352,5 +351,6 @@ class ImportIndex:
 
 
 def _digest(value) -> bytes:
+    import hashlib  # only an import needs it; loading OpenSSL costs every process ~5 ms
     return hashlib.blake2b(codec.dumps(value).encode("utf-8", "surrogatepass"),
                            digest_size=16).digest()
