@@ -271,4 +271,12 @@ def _silence_stdout() -> None:
 
 
 def entry() -> None:
-    sys.exit(main())
+    code = main()
+    # All is written and every db closed (tests hold main to that). What is left is the
+    # interpreter freeing each module and object one by one: ~10 ms of a 100 ms command,
+    # in a git hook or before every model call. The process gives its memory back at once.
+    from contextlib import suppress
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)

@@ -135,3 +135,22 @@ def test_ctrl_c_exits_130_with_one_line_and_writes_nothing(cli, ws, argv):
     assert proc.returncode == 130
     assert err == "ekko-mem: interrupted; nothing half-written was kept\n"
     assert cli("history", "--json").out == ""
+
+
+def test_a_process_ends_with_its_output_whole_and_its_dbs_closed(cli_proc, ws):
+    """The binary ends without the interpreter's teardown (cli.entry): what it wrote is
+    flushed first, well past a pipe's buffer, and every db it opened was closed before, so
+    no write-ahead log is left beside either db."""
+    import json
+    lines = "".join(json.dumps({"role": "user", "content": f"第{i}条 少油少辣 " + "香菜" * 150})
+                    + "\n" for i in range(300))
+    assert cli_proc("log", "--jsonl", "-", "-q", input=lines).code == 0
+    assert cli_proc("remember", "以后做饭别放香菜，我喜欢少油").code == 0
+    shown = cli_proc("history", "-n", "300", "--json")
+    assert shown.code == 0 and len(shown.out.encode()) > 200_000
+    assert len(shown.out.splitlines()) == 300
+    home = ws.parent / "home"
+    assert (home / "memory.db").exists()
+    left = [p.name for folder in (ws / ".ekko", home) for p in folder.iterdir()
+            if p.name.endswith(("-wal", "-shm"))]
+    assert left == []
