@@ -87,3 +87,96 @@ def test_a_hard_forget_leaves_no_reference_behind(cli, ws, restated):
     stored = _stored(ws, restated["id"])
     assert stored and not any(p and ("=head" in p or '"=node"' in p) for _, p in stored)
     assert cli("audit", "--node", restated["id"], "--json").code == 0
+
+
+def test_an_event_is_read_with_the_row_as_it_stood_then(cli, ws, restated):
+    """Another process changes the memory between the read of an event and the read of the
+    row it refers to: the reader still gets the event as recorded."""
+    import subprocess
+
+    from conftest import BIN
+
+    from ekko_mem.store import open_store
+    events = cli("audit", "--node", restated["id"], "--json").jsonl()
+    latest, earlier = events[0], events[1]
+    store = open_store(ws / ".ekko" / "memory.db")
+    changed = []
+
+    def between(sql):
+        if not changed and "from memory_nodes where id in" in sql:
+            changed.append(subprocess.run([str(BIN), "audit", "undo", earlier["id"], "-q"],
+                                          cwd=ws, capture_output=True, text=True))
+    store.db.raw.set_trace_callback(between)
+    try:
+        got = store.nodes.get_event(latest["id"])
+    finally:
+        store.db.raw.set_trace_callback(None)
+        store.close()
+    assert changed and changed[0].returncode == 0, changed
+    assert got == latest
+    assert cli("show", restated["id"], "--json").json()["node"]["sourceMessageIds"] == \
+        restated["sourceMessageIds"][:TIMES - 2]  # the undo did land
+
+
+@pytest.mark.parametrize("payload", [
+    {"before": None, "after": "=node"},
+    {"before": {"id": "NODE", "sourceMessageIds": {"=head": 1}}, "after": None},
+    {"before": None, "after": {"id": "NODE", "sourceMessageIds": "msg_1"}},
+])
+def test_an_import_refuses_a_reference_where_a_copy_belongs(cli, ws, restated, tmp_path,
+                                                             payload):
+    """Only the store writes references; one in a file would be read back as the row."""
+    payload = json.loads(json.dumps(payload).replace("NODE", restated["id"]))
+    dump = tmp_path / "dump.jsonl"
+    assert cli("export", "--output", str(dump)).code == 0
+    line = {"kind": "event", "data": {"id": "evt_00000000000000000001", "eventType": "update",
+                                      "nodeId": restated["id"], "actor": "user",
+                                      "reason": "crafted", "payload": payload,
+                                      "createdAt": "2026-01-01T00:00:00.000Z"}}
+    with open(dump, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line, ensure_ascii=False) + "\n")
+    before = _stored(ws, restated["id"])
+    done = cli("import", str(dump))
+    assert done.code == 4 and "reference where a copy of its node belongs" in done.err
+    assert done.err.count("\n") == 1
+    assert _stored(ws, restated["id"]) == before
+
+
+def test_a_stored_payload_that_only_looks_like_a_reference_reads_as_it_is(cli, ws, restated):
+    db = sqlite3.connect(ws / ".ekko" / "memory.db")
+    rowid, payload = db.execute("select rowid, payload_json from memory_audit_events where"
+                                " node_id = ? and event_type = 'refresh' order by rowid"
+                                " limit 1", (restated["id"],)).fetchone()
+    odd = json.loads(payload)
+    odd["before"]["sourceMessageIds"] = {"=head": "x"}
+    db.execute("update memory_audit_events set payload_json = ? where rowid = ?",
+               (json.dumps(odd, ensure_ascii=False), rowid))
+    db.commit()
+    db.close()
+    listed = cli("audit", "--node", restated["id"], "--json")
+    assert listed.code == 0, listed.err
+    assert listed.jsonl()[-2]["payload"]["before"]["sourceMessageIds"] == {"=head": "x"}
+    assert cli("export").code == 0
+
+
+def test_an_after_equal_only_in_python_is_kept_whole(tmp_path):
+    """1 == True in Python; the recorded `after` said 1, the row says true."""
+    from ekko_mem.store import open_store
+    store = open_store(tmp_path / ".ekko" / "memory.db", create=True)
+    node = {"id": "mem_00000000000000000001", "scope": "workspace", "domain": "工程",
+            "categoryPath": ["工程"], "type": "fact", "title": "t", "content": "c",
+            "status": "active", "confidence": 0.9, "importance": 0.5, "explicit": True,
+            "createdAt": "2026-01-01T00:00:00.000Z", "updatedAt": "2026-01-01T00:00:00.000Z"}
+    store.nodes.insert_node(node)
+    stored = store.nodes.get_node(node["id"])
+    event = {"id": "evt_00000000000000000001", "eventType": "create", "nodeId": node["id"],
+             "actor": "user", "reason": "r", "createdAt": "2026-01-01T00:00:00.000Z",
+             "payload": {"before": None, "after": {**stored, "explicit": 1}}}
+    store.nodes.add_event(event)
+    assert store.nodes.get_event(event["id"])["payload"]["after"]["explicit"] == 1
+    store.nodes.add_event({**event, "id": "evt_00000000000000000002",
+                           "payload": {"before": None, "after": stored}})
+    raw = store.db.one("select payload_json from memory_audit_events where id = ?",
+                       ("evt_00000000000000000002",))[0]
+    assert '"after":"=node"' in raw
+    store.close()

@@ -322,6 +322,22 @@ def test_memory_does_not_grow_with_the_file(ws, tmp_path, via):
     assert peak_mib < 96, peak_mib
 
 
+def test_a_bulk_write_holds_a_larger_page_cache_and_gives_it_back(service, tmp_path):
+    """SQLite's 2 MB page cache would send a large import's index pages to the log and back;
+    the import's write takes more, and the db has its own size again once it ends, failed or
+    not."""
+    from ekko_mem.store.transfer import roomy_cache
+    db = service.store.db
+    default = db.one("PRAGMA cache_size")[0]
+    with pytest.raises(RuntimeError), roomy_cache([db], kib=8192):
+        assert db.one("PRAGMA cache_size")[0] == -8192
+        raise RuntimeError("mid-write")
+    assert db.one("PRAGMA cache_size")[0] == default
+    lines = [HEADER, _line("message", _message(1))]
+    assert service.import_lines(lines)["imported"]["message"] == 1
+    assert db.one("PRAGMA cache_size")[0] == default
+
+
 # -- export ---------------------------------------------------------------------------------
 def test_a_filtered_export_keeps_the_events_of_its_nodes(cli, ws, tmp_path):
     nodes = [_node(i, scope="user" if i % 2 else "workspace", domain="general",

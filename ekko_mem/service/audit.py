@@ -43,6 +43,8 @@ class AuditLog(UseCase):
         undone is left as it is, and the answer names the undo in force (alreadyUndone);
         undoing an undo makes the change it reversed again."""
         with store.db.atomic():  # read under the write lock: two undos at once make one
+            # and the event read before the lock may have been paired with an older row
+            event = store.nodes.get_event(event["id"]) or event
             done_by = self._undone_by(event, self._undos(store, event["nodeId"]))
             if done_by is not None:
                 return {"undoneEventId": event["id"], "eventId": done_by, "changedIds": [],

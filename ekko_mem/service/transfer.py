@@ -95,7 +95,7 @@ class Transfer(UseCase):
     def import_lines(self, lines, *, confirm: bool = False) -> dict:
         """Import export lines: a list of them, a one-shot iterator (copied aside first) or
         what `transfer_files.open_import` opened. Nothing is held but a batch at a time."""
-        from ..store.transfer import atomic_together
+        from ..store.transfer import atomic_together, roomy_cache
         with readable(lines) as source, ExitStack() as stack:
             stores = {"workspace": self.store}
             user = self.stores.user_store()
@@ -116,7 +116,8 @@ class Transfer(UseCase):
                 held.take(stores["user"].db)
                 if stores["user"].nodes.count_nodes():
                     index = stack.enter_context(self._checked(source, stores, confirm))
-            counts = self._import_write(index, stores)
+            with roomy_cache([s.db for s in stores.values()]):
+                counts = self._import_write(index, stores)
             return {"imported": counts, "skipped": index.count() - sum(counts.values())}
 
     @contextmanager
@@ -175,6 +176,7 @@ class Transfer(UseCase):
         from ..models import (MemoryAuditEvent, MemoryMessage, MemoryNode, MemorySummary,
                               validation_message)
         from ..policy.records import json_object
+        from ..store.copies import looks_stored
         models = {"message": MemoryMessage, "summary": MemorySummary, "node": MemoryNode,
                   "event": MemoryAuditEvent}
 
@@ -201,6 +203,10 @@ class Transfer(UseCase):
             except ValidationError as exc:
                 raise Rejected(f"line {number}: {kind} {validation_message(exc)}",
                                f"fix that line; {NOTHING}") from None
+            if kind == "event" and looks_stored(data.get("payload")):
+                raise Rejected(f"line {number}: event {data['id']} holds a reference where a"
+                               " copy of its node belongs (\"=node\", or a source list that is"
+                               " not a list)", f"import what export writes; {NOTHING}")
             # JSON has no raw NUL: a NUL in the record was written as an escape in the line.
             return number, kind, data, "\\u0000" in line
 

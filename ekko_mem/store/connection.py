@@ -150,6 +150,21 @@ class Connection:
                 self.raw.execute("ROLLBACK")
             raise translate(exc, self.path) from exc
 
+    @contextmanager
+    def reading(self):
+        """One read transaction: the selects inside see the db as one state, whatever other
+        processes commit meanwhile (WAL readers never block writers). Inside a transaction
+        already open, that one."""
+        if self.raw.in_transaction:
+            yield self
+            return
+        self.execute("BEGIN")
+        try:
+            yield self
+        finally:
+            with suppress(sqlite3.Error):
+                self.raw.execute("ROLLBACK")  # nothing was written; this only ends the read
+
     def close(self) -> None:
         self.raw.close()
 

@@ -13,7 +13,7 @@ keeps_copies), so a reader always gets exactly what was recorded.
 """
 from __future__ import annotations
 
-from .codec import SAME_AS_NODE
+from .codec import SAME_AS_NODE, dumps
 
 HEAD = "=head"
 HEAD_JSON = '"=head"'
@@ -32,11 +32,14 @@ def _headed(copy: dict, sources: list) -> dict:
     return copy
 
 
+def _is_head(value) -> bool:
+    return type(value) is dict and len(value) == 1 and type(value.get(HEAD)) is int \
+        and value[HEAD] >= 0
+
+
 def _unheaded(copy: dict, sources: list) -> dict:
     head = copy.get(SOURCES)
-    if isinstance(head, dict) and HEAD in head:
-        return {**copy, SOURCES: sources[:head[HEAD]]}
-    return copy
+    return {**copy, SOURCES: sources[:head[HEAD]]} if _is_head(head) else copy
 
 
 def encode(payload: dict, node_id: str, row: dict | None) -> dict:
@@ -44,7 +47,8 @@ def encode(payload: dict, node_id: str, row: dict | None) -> dict:
     if row is None or not payload:
         return payload
     out = dict(payload)
-    if payload.get("after") == row:
+    # Compared as stored: 1 and true are equal in Python but not in what was recorded.
+    if isinstance(payload.get("after"), dict) and dumps(payload["after"]) == dumps(row):
         out["after"] = SAME_AS_NODE
     sources = row.get(SOURCES) or []
     for side in ("before", "after"):
@@ -53,7 +57,7 @@ def encode(payload: dict, node_id: str, row: dict | None) -> dict:
     return out
 
 
-def decode(payload: dict, row: dict | None) -> dict:
+def decode(payload: dict, node_id: str, row: dict | None) -> dict:
     """A stored payload as recorded. An event whose node is gone (hard-deleted, its events
     scrubbed) has no row: its `after` reads as null and a head as no sources."""
     if not payload:
@@ -63,7 +67,7 @@ def decode(payload: dict, row: dict | None) -> dict:
         out["after"] = row
     sources = (row or {}).get(SOURCES) or []
     for side in ("before", "after"):
-        if isinstance(out.get(side), dict):
+        if _is_copy(out.get(side), node_id):
             out[side] = _unheaded(out[side], sources)
     return out
 
@@ -73,8 +77,19 @@ def refers(payload) -> bool:
     if not isinstance(payload, dict):
         return False
     return payload.get("after") == SAME_AS_NODE or any(
-        isinstance(payload.get(side), dict) and isinstance(payload[side].get(SOURCES), dict)
+        isinstance(payload.get(side), dict) and _is_head(payload[side].get(SOURCES))
         for side in ("before", "after"))
+
+
+def looks_stored(payload) -> bool:
+    """Whether a payload from outside (an import) holds what only the store writes: a
+    reference to the row, or anything in the place of a copy's source list but a list. No
+    export holds either, and read back they would be taken for references."""
+    if not isinstance(payload, dict):
+        return False
+    return payload.get("after") == SAME_AS_NODE or any(
+        isinstance(payload.get(side), dict) and SOURCES in payload[side]
+        and not isinstance(payload[side][SOURCES], list) for side in ("before", "after"))
 
 
 def materialise(payload: dict, node_id: str, current: dict, new_sources: list | None) -> dict:
@@ -82,7 +97,7 @@ def materialise(payload: dict, node_id: str, current: dict, new_sources: list | 
     about to be written, whose source list is `new_sources` (None: unchanged)."""
     sources = current.get(SOURCES) or []
     after = new_sources if new_sources is not None else sources
-    out = decode(payload, current)
+    out = decode(payload, node_id, current)
     for side in ("before", "after"):
         if _is_copy(out.get(side), node_id):
             out[side] = _headed(out[side], after)

@@ -312,9 +312,10 @@ class NodeStore(Part):
         for rowid, payload in rows:
             data = codec.loads(payload)
             if copies.refers(data):
-                self.db.execute("update memory_audit_events set payload_json = ? where rowid = ?",
-                                (codec.dumps(copies.materialise(data, node_id, current,
-                                                                new_sources)), rowid))
+                kept = codec.dumps(copies.materialise(data, node_id, current, new_sources))
+                if kept != payload:  # a head the new row still has is left as it is
+                    self.db.execute("update memory_audit_events set payload_json = ?"
+                                    " where rowid = ?", (kept, rowid))
 
     def resolve_events(self, events: list[dict]) -> list[dict]:
         """Events as recorded: what a payload keeps by reference is read from the node's row."""
@@ -330,13 +331,17 @@ class NodeStore(Part):
                 f" ({','.join('?' * len(chunk))})", chunk)))
         for event in events:
             if event.get("nodeId") and copies.refers(event.get("payload")):
-                event["payload"] = copies.decode(event["payload"], rows.get(event["nodeId"]))
+                event["payload"] = copies.decode(event["payload"], event["nodeId"],
+                                                 rows.get(event["nodeId"]))
         return events
 
+    # An event and the row it reads are read in one transaction: read apart, another
+    # process's change between the two would pair the event with a row it never referred to.
     def get_event(self, event_id: str) -> dict | None:
-        row = self.db.one(f"select {codec.EVENT_COLUMNS} from memory_audit_events where id = ?",
-                          (event_id,))
-        return self.resolve_events([codec.event_from_row(row)])[0] if row else None
+        with self.db.reading():
+            row = self.db.one(f"select {codec.EVENT_COLUMNS} from memory_audit_events"
+                              " where id = ?", (event_id,))
+            return self.resolve_events([codec.event_from_row(row)])[0] if row else None
 
     def list_events(self, *, node_id: str | None = None, since: str | None = None,
                     limit: int = 50) -> list[dict]:
@@ -347,10 +352,11 @@ class NodeStore(Part):
         if since:
             where.append("created_at >= ?")
             args.append(since)
-        rows = self.db.all(f"select {codec.EVENT_COLUMNS} from memory_audit_events where"
-                           f" {' and '.join(where)} order by created_at desc, rowid desc"
-                           " limit ?", (*args, limit))
-        return self.resolve_events([codec.event_from_row(r) for r in rows])
+        with self.db.reading():
+            rows = self.db.all(f"select {codec.EVENT_COLUMNS} from memory_audit_events where"
+                               f" {' and '.join(where)} order by created_at desc, rowid desc"
+                               " limit ?", (*args, limit))
+            return self.resolve_events([codec.event_from_row(r) for r in rows])
 
     def titles(self, node_ids) -> dict[str, str]:
         """The title of each of these nodes that this db holds, by id: what an audit listing

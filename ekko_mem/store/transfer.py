@@ -50,6 +50,21 @@ def atomic_together(dbs: list):
             raise
 
 
+@contextmanager
+def roomy_cache(dbs: list, kib: int = 32_768):
+    """A bulk write's pages kept in memory until it commits. With SQLite's 2 MB default page
+    cache, a large import spills the FTS index's pages to the write-ahead log and reads them
+    back, over and over; the pages it holds are freed when the write ends."""
+    before = [db.one("PRAGMA cache_size")[0] for db in dbs]
+    for db in dbs:
+        db.execute(f"PRAGMA cache_size = -{int(kib)}")
+    try:
+        yield
+    finally:
+        for db, size in zip(dbs, before):
+            db.execute(f"PRAGMA cache_size = {int(size)}")
+
+
 def _roll_back(transactions: list, exc: BaseException) -> None:
     for transaction in reversed(transactions):
         transaction.__exit__(type(exc), exc, exc.__traceback__)
@@ -67,15 +82,11 @@ class TransferStore(Part):
             with suppress(EkkoError):  # busy past the timeout or read-only: read as it is
                 self.db.execute("BEGIN IMMEDIATE")
                 self.db.execute("ROLLBACK")
-        self.db.execute("BEGIN")
-        try:
+        with self.db.reading():
             # A deferred BEGIN takes its snapshot at the first read; read now, so the
             # snapshot is taken here and callers can order snapshots across dbs.
             self.db.one("select count(*) from sqlite_master")
             yield self
-        finally:
-            with suppress(EkkoError):
-                self.db.execute("ROLLBACK")  # nothing was written; this only ends the read
 
     def _rows(self, sql: str, args=()):
         """The rows of a select, FETCH at a time; a damaged page met midway is reported as
