@@ -180,3 +180,32 @@ def test_an_after_equal_only_in_python_is_kept_whole(tmp_path):
                        ("evt_00000000000000000002",))[0]
     assert '"after":"=node"' in raw
     store.close()
+
+
+def test_an_imported_event_lands_beside_the_node_the_file_carries(cli, ws, tmp_path):
+    """The file's workspace memory reuses the id of a user memory: its create event, settled as
+    a copy of the file's node, goes to the workspace db with it and reads as that node."""
+    user_id = cli("remember", "我喜欢吃辣的菜", "--json").json()["nodeId"]
+    node = cli("show", user_id, "--json").json()["node"]
+    node = {k: v for k, v in node.items() if k not in ("userId", "key", "valueJson")}
+    node.update(scope="workspace", title="a workspace note with the same id",
+                content="a workspace note with the same id", domain="general",
+                categoryPath=["general"], type="fact", sourceMessageIds=[])
+    lines = [{"kind": "header", "format": "ekko-mem-export", "version": 1},
+             {"kind": "node", "data": node},
+             {"kind": "event", "data": {"id": "evt_00000000000000000009", "eventType": "create",
+                                        "nodeId": user_id, "actor": "user", "reason": "created",
+                                        "createdAt": node["createdAt"],
+                                        "payload": {"before": None, "after": node}}}]
+    source = tmp_path / "same-id.jsonl"
+    source.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines),
+                      encoding="utf-8")
+    assert cli("import", str(source), "--yes").code == 0
+    db = sqlite3.connect(ws / ".ekko" / "memory.db")
+    placed = db.execute("select count(*) from memory_audit_events where id = ?",
+                        ("evt_00000000000000000009",)).fetchone()[0]
+    db.close()
+    assert placed == 1
+    [event] = [e for e in cli("audit", "-n", "1000", "--json").jsonl()
+               if e["id"] == "evt_00000000000000000009"]
+    assert event["payload"]["after"]["title"] == "a workspace note with the same id"

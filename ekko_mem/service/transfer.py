@@ -416,11 +416,14 @@ class Transfer(UseCase):
     @staticmethod
     def _insert_events(batch: list, stores: dict, index) -> int:
         """Events go with their node: to the user db for user memory. Those the db already
-        holds are skipped; the number inserted."""
+        holds are skipped; the number inserted. Where the file carries the node, its scope
+        decides, even if the other db holds a node of that id: an event the import settled
+        as the file's node must land beside that node."""
         user = stores.get("user")
         ids = [node_id for _, node_id, _, _ in batch if node_id]
         users = index.user_nodes_among(ids) | (
-            user.transfer.existing_ids("memory_nodes", ids) if user is not None else set())
+            (user.transfer.existing_ids("memory_nodes", ids) if user is not None else set())
+            - index.workspace_nodes_among(ids))
         placed: dict[str, list] = {}
         for item in batch:
             placed.setdefault("user" if item[1] in users else "workspace", []).append(item)

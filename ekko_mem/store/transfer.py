@@ -236,6 +236,9 @@ class ImportIndex:
     def user_nodes_among(self, ids: list[str]) -> set[str]:
         return self._among("seen", "id", ids, "kind = 'node' and user and ")
 
+    def workspace_nodes_among(self, ids: list[str]) -> set[str]:
+        return self._among("seen", "id", ids, "kind = 'node' and not user and ")
+
     def with_history_among(self, ids: list[str]) -> set[str]:
         return self._among("history", "node_id", ids)
 
