@@ -131,9 +131,9 @@ def dispatch(name: str, params: dict) -> None:
 def invoke(command: Command, params: dict) -> None:
     """Call the action: the argument first, the options with a design field gathered into
     one dict under the design's names, the rest as keywords."""
-    import importlib
+    from .lazy import load
     module, function = command.run.split(":")
-    action = getattr(importlib.import_module(f".{module}", __package__), function)
+    action = getattr(load(f"{__package__}.{module}"), function)
     params = dict(params)
     args = [params.pop(command.arg.param)] if command.arg else []
     if command.design:

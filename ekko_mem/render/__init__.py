@@ -6,7 +6,6 @@ that prints a doctor report.
 """
 from __future__ import annotations
 
-import importlib
 
 from .. import results as r
 from . import machine
@@ -74,7 +73,8 @@ class Renderer:
 
 def renderer_for(result_type: type) -> type[Renderer]:
     module, name = RENDERERS[result_type].split(":")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    from ..lazy import load
+    return getattr(load(f"{__name__}.{module}"), name)
 
 
 def emit(result: r.Result, *, fmt: str = "human", as_json: bool = False, quiet: bool = False,

@@ -5,7 +5,6 @@ others it `needs`. The public methods are the use cases' own, listed in PUBLIC b
 """
 from __future__ import annotations
 
-from importlib import import_module
 
 from .stores import Stores
 
@@ -54,7 +53,8 @@ class MemoryService:
         """A use case (built on first use, with the ones it needs), or a public method."""
         if name in USE_CASES:
             module, _, cls = USE_CASES[name].partition(":")
-            kind = getattr(import_module(f"{__name__}.{module}"), cls)
+            from ..lazy import load
+            kind = getattr(load(f"{__name__}.{module}"), cls)
             built = kind(self.stores, **{need: getattr(self, need) for need in kind.needs})
             self.__dict__[name] = built  # later lookups find it without __getattr__
             return built

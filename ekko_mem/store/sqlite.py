@@ -31,8 +31,8 @@ class SqliteMemoryStore:
         spec = _LAZY_PARTS.get(name)
         if spec is None:
             raise AttributeError(name)
-        from importlib import import_module
-        part = getattr(import_module(f".{spec[0]}", __package__), spec[1])(self.db)
+        from ..lazy import load
+        part = getattr(load(f"{__package__}.{spec[0]}"), spec[1])(self.db)
         setattr(self, name, part)  # found directly from now on
         return part
 
