@@ -176,3 +176,17 @@ def test_short_fields_and_named_fields_in_json():
     assert [f["kind"] for f in credentials_in_json(record)] == ["password", "password"]
     assert credentials_in_json({"role": "user", "sessionId": "default"}) == []
     assert mask_secrets("default") == "default"
+
+
+@pytest.mark.parametrize("order", [("note", "password", "token"), ("password", "note", "token"),
+                                   ("token", "password", "note")])
+def test_a_string_judged_once_is_still_judged_with_its_field_name(order):
+    """mask_json remembers short strings it has judged: the same text under a credential's
+    name and under an ordinary one keeps two answers, whichever came first."""
+    from ekko_mem.policy.sensitive import SECRET_MARKER, mask_json
+    value = "hunter2x9"
+    masked = mask_json({name: value for name in order})
+    assert masked == {"note": value, "password": SECRET_MARKER, "token": value}
+    assert mask_json([value, {"password": value}]) == [value, {"password": SECRET_MARKER}]
+    key = "sk-abcdefghijklmnopqrstuvwxyz123456"
+    assert mask_json({"note": key, "x": [key]}) == {"note": SECRET_MARKER, "x": [SECRET_MARKER]}

@@ -269,16 +269,34 @@ def credentials_in_json(value, key=None) -> list[dict]:
     return []
 
 
+# A context's records share most of their short strings (scopes, domains, tags, ids, times):
+# each is judged once per process. Long texts are not kept.
+_masked: dict[tuple, str] = {}
+_MEMO_CHARS = 256
+
+
+def _masked_string(value: str, probe: str) -> str:
+    if probe is not value and find_credentials(probe):
+        masked = mask_secrets(value)
+        return masked if masked != value else SECRET_MARKER
+    return mask_secrets(value)
+
+
 def mask_json(value, key=None):
     """A JSON value (a record, a result) with every credential masked, each string judged
     with its field name: {"password": "hunter2"} loses the value as "password=hunter2"
     would."""
     if isinstance(value, str):
         probe = _probe(key, value)
-        if probe is not value and find_credentials(probe):
-            masked = mask_secrets(value)
-            return masked if masked != value else SECRET_MARKER
-        return mask_secrets(value)
+        if len(value) > _MEMO_CHARS:
+            return _masked_string(value, probe)
+        memo = (value, probe if probe is not value else None)  # all the answer depends on
+        masked = _masked.get(memo)
+        if masked is None:
+            if len(_masked) >= 4096:
+                _masked.clear()
+            masked = _masked[memo] = _masked_string(value, probe)
+        return masked
     if isinstance(value, dict):
         return {k: mask_json(v, k) for k, v in value.items()}
     if isinstance(value, list):
