@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from itertools import compress
 
 from .text import (
     Item,
+    Spelt,
     Turn,
     chinese,
     clip,
-    fold,
     has,
+    held_in,
+    longest_first,
     rx,
     search,
     split,
@@ -126,17 +127,12 @@ def _stack(sentence: str) -> list[tuple[str, str]]:
 
 
 @cache
-def _stack_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    names = tuple(sorted(STACK, key=len, reverse=True))
-    return names, tuple(fold(name) for name in names)
+def _stack_names() -> Spelt:
+    return longest_first(STACK)
 
 
 def _named(text: str) -> tuple[str, ...]:
-    # A name whose folded spelling is not in the folded text cannot match there (text.fold),
-    # and leaving out an alternative that matches nowhere changes no match: only the names
-    # the text holds are compiled, in the same longest-first order.
-    names, spelt = _stack_names()
-    return tuple(compress(names, map(fold(text).__contains__, spelt)))
+    return held_in(_stack_names(), text)
 
 
 @cache

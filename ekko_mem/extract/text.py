@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import re
 from functools import cache, lru_cache
+from itertools import compress
 
 from .triggers import TRIGGERS
 from .vocab import (
@@ -51,6 +52,24 @@ _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 @lru_cache(maxsize=256)
 def fold(text: str) -> str:
     return text.translate(_FOLD).lower()
+
+
+Spelt = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def longest_first(words) -> Spelt:
+    """Words longest first, so that at one position the longer wins, and their folded
+    spellings."""
+    ordered = tuple(sorted(words, key=len, reverse=True))
+    return ordered, tuple(fold(word) for word in ordered)
+
+
+def held_in(table: Spelt, text: str) -> tuple[str, ...]:
+    """The words of a longest_first table whose folded spelling the folded text holds, in
+    order. A word the text does not hold cannot match there, and leaving out an alternative
+    that matches nowhere changes no match: only these need compiling."""
+    words, spelt = table
+    return tuple(compress(words, map(fold(text).__contains__, spelt)))
 
 
 def _decoded(spec: str) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], ...]:
