@@ -6,7 +6,6 @@ that prints a doctor report.
 """
 from __future__ import annotations
 
-
 from .. import results as r
 from . import machine
 

@@ -5,7 +5,6 @@ others it `needs`. The public methods are the use cases' own, listed in PUBLIC b
 """
 from __future__ import annotations
 
-
 from .stores import Stores
 
 # use case -> "module:Class"; each is built on first use, so a command imports only its own

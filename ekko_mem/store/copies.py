@@ -9,7 +9,7 @@ Two references, each read back against the row by `decode`:
   are heads of it.
 
 Whoever changes a row first calls `materialise` on the events that refer to it (store/nodes.py
-keeps_copies), so a reader always gets exactly what was recorded.
+_keep_copies), so a reader always gets exactly what was recorded.
 """
 from __future__ import annotations
 
@@ -22,6 +22,12 @@ SOURCES = "sourceMessageIds"
 
 def _is_copy(value, node_id: str) -> bool:
     return isinstance(value, dict) and value.get("id") == node_id
+
+
+def holds_copy(payload, node_id: str) -> bool:
+    """Whether a payload copies its node on either side: only then can it refer to the row."""
+    return isinstance(payload, dict) and any(_is_copy(payload.get(side), node_id)
+                                             for side in ("before", "after"))
 
 
 def _headed(copy: dict, sources: list) -> dict:
@@ -48,7 +54,7 @@ def encode(payload: dict, node_id: str, row: dict | None) -> dict:
         return payload
     out = dict(payload)
     # Compared as stored: 1 and true are equal in Python but not in what was recorded.
-    if isinstance(payload.get("after"), dict) and dumps(payload["after"]) == dumps(row):
+    if _is_copy(payload.get("after"), node_id) and dumps(payload["after"]) == dumps(row):
         out["after"] = SAME_AS_NODE
     sources = row.get(SOURCES) or []
     for side in ("before", "after"):

@@ -1,7 +1,6 @@
 """Memory nodes, their FTS rows and their audit events."""
 from __future__ import annotations
 
-
 from . import codec, copies, fts
 from .connection import Part
 from .vectors import VectorStore, node_text
@@ -9,9 +8,9 @@ from .vectors import VectorStore, node_text
 # The events that read a node's whole row, found along idx_memory_audit_events_node, which
 # holds this very expression (m011), however many events the node has.
 _REFERS_WHOLE = ("select rowid, payload_json from memory_audit_events where node_id = ?"
-                 """ and instr(payload_json, '"after":"=node"') > 0""")
+                 f" and instr(payload_json, '{codec.SAME_AS_NODE_JSON}') > 0")
 _REFERS_AT_ALL = ("select rowid, payload_json from memory_audit_events where node_id = ?"
-                  """ and (instr(payload_json, '"after":"=node"') > 0"""
+                  f" and (instr(payload_json, '{codec.SAME_AS_NODE_JSON}') > 0"
                   f" or instr(payload_json, '{copies.HEAD_JSON}') > 0)")
 
 # bm25 column weights for (title, content, tags, entities): a hit in the title says most about
@@ -275,9 +274,7 @@ class NodeStore(Part):
     # copies were most of a node's bytes, and a restated memory's grew with each restatement.
     def add_event(self, event: dict) -> None:
         payload, node_id = event.get("payload"), event.get("nodeId")
-        if node_id and payload and any(isinstance(payload.get(side), dict) and
-                                       payload[side].get("id") == node_id
-                                       for side in ("before", "after")):
+        if node_id and copies.holds_copy(payload, node_id):
             event = {**event, "payload": copies.encode(payload, node_id, self.get_node(node_id))}
         self.db.execute(f"insert into memory_audit_events ({codec.EVENT_COLUMNS}) values"
                         " (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", codec.event_to_row(event))
