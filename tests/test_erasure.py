@@ -164,11 +164,15 @@ def test_purge_killed_at_random_points_is_finished_by_a_rerun(cli, ws, tmp_path)
                                 stderr=subprocess.DEVNULL)
         return proc, opened_at(proc, db)
 
-    # One whole run: how long the purge works once it has the db open. The interpreter's
-    # start-up comes before that and is never where a kill lands.
-    proc, began = start()
-    assert proc.wait() == 0 and began is not None
-    work = time.perf_counter() - began
+    # Whole runs: how long the purge works once it has the db open. The interpreter's
+    # start-up comes before that and is never where a kill lands. The middle of three, so
+    # that one run slowed by other work on the machine does not set the window.
+    works = []
+    for _ in range(3):
+        proc, began = start()
+        assert proc.wait() == 0 and began is not None
+        works.append(time.perf_counter() - began)
+    work = sorted(works)[1]
     rng = random.Random(1303)
     killed = runs = 0
     while killed < 30:  # at least 30 purges killed inside their work, each finished by a rerun
