@@ -45,6 +45,12 @@ UNSET = ("EKKO_WORKSPACE", "EKKO_SESSION", "EKKO_NOW", "EKKO_DEBUG", "EKKO_USER"
          "EDITOR", "VISUAL")
 
 
+def default_sigint() -> None:
+    """A child's Ctrl-C as a terminal delivers it: a shell starts background jobs with SIGINT
+    ignored, and a child inherits that, so a test that sends SIGINT sets it back first."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _isolate(monkeypatch, home: Path) -> None:
     for var in UNSET:
         monkeypatch.delenv(var, raising=False)

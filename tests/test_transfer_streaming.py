@@ -202,10 +202,11 @@ def _spool_fd(pid: int, folder: Path) -> str | None:
 
 
 def _piped_import(ws: Path, spool: Path) -> subprocess.Popen:
-    from conftest import BIN
+    from conftest import BIN, default_sigint
     return subprocess.Popen([str(BIN), "import", "-", "--json"], cwd=ws,
                             env={**os.environ, "TMPDIR": str(spool)}, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=default_sigint)
 
 
 def _wait_for_spool(proc: subprocess.Popen, spool: Path) -> str:

@@ -121,9 +121,10 @@ def _reading_stdin(pid: int) -> bool:
 @pytest.mark.skipif(not os.path.exists("/proc/self/wchan"), reason="reads /proc")
 @pytest.mark.parametrize("argv", [["import", "-"], ["remember", "-"], ["log", "-"]])
 def test_ctrl_c_exits_130_with_one_line_and_writes_nothing(cli, ws, argv):
-    from conftest import BIN
+    from conftest import BIN, default_sigint
     with subprocess.Popen([str(BIN), *argv], cwd=ws, stdin=subprocess.PIPE,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=default_sigint) as proc:
         proc.stdin.write('{"content": "half a line')
         proc.stdin.flush()
         deadline = time.monotonic() + 30
