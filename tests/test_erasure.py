@@ -165,19 +165,19 @@ def test_purge_killed_at_random_points_is_finished_by_a_rerun(cli, ws, tmp_path)
         return proc, opened_at(proc, db)
 
     # Whole runs: how long the purge works once it has the db open. The interpreter's
-    # start-up comes before that and is never where a kill lands. The middle of three, so
-    # that one run slowed by other work on the machine does not set the window.
+    # start-up comes before that and is never where a kill lands. The quickest of three:
+    # a run slowed by other work on the machine would set a window most kills land after.
     works = []
     for _ in range(3):
         proc, began = start()
         assert proc.wait() == 0 and began is not None
         works.append(time.perf_counter() - began)
-    work = sorted(works)[1]
+    work = min(works)
     rng = random.Random(1303)
     killed = runs = 0
     while killed < 30:  # at least 30 purges killed inside their work, each finished by a rerun
         runs += 1
-        assert runs <= 90, f"only {killed} of {runs} runs were still going when killed"
+        assert runs <= 120, f"only {killed} of {runs} runs were still going when killed"
         proc, began = start()
         if began is not None:
             time.sleep(rng.uniform(0, 1) * work)
