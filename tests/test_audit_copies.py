@@ -74,7 +74,7 @@ def test_an_export_carries_every_list_in_full(cli, restated, tmp_path):
     dump = tmp_path / "dump.jsonl"
     assert cli("export", "--output", str(dump)).code == 0
     text = dump.read_text()
-    assert "=head" not in text and '"=node"' not in text
+    assert "=head" not in text and '"=node"' not in text and "=diff" not in text
     events = [json.loads(line)["data"] for line in text.splitlines()
               if json.loads(line).get("kind") == "event"]
     mine = sorted((e for e in events if e.get("nodeId") == restated["id"]),
@@ -85,7 +85,8 @@ def test_an_export_carries_every_list_in_full(cli, restated, tmp_path):
 def test_a_hard_forget_leaves_no_reference_behind(cli, ws, restated):
     assert cli("forget", restated["id"], "--hard", "--yes").code == 0
     stored = _stored(ws, restated["id"])
-    assert stored and not any(p and ("=head" in p or '"=node"' in p) for _, p in stored)
+    assert stored and not any(p and ("=head" in p or '"=node"' in p or "=diff" in p)
+                              for _, p in stored)
     assert cli("audit", "--node", restated["id"], "--json").code == 0
 
 
@@ -122,6 +123,7 @@ def test_an_event_is_read_with_the_row_as_it_stood_then(cli, ws, restated):
     {"before": None, "after": "=node"},
     {"before": {"id": "NODE", "sourceMessageIds": {"=head": 1}}, "after": None},
     {"before": None, "after": {"id": "NODE", "sourceMessageIds": "msg_1"}},
+    {"before": {"id": "NODE", "=diff": {"title": "x"}}, "after": {"id": "NODE"}},
 ])
 def test_an_import_refuses_a_reference_where_a_copy_belongs(cli, ws, restated, tmp_path,
                                                              payload):
@@ -142,21 +144,90 @@ def test_an_import_refuses_a_reference_where_a_copy_belongs(cli, ws, restated, t
     assert _stored(ws, restated["id"]) == before
 
 
-def test_a_stored_payload_that_only_looks_like_a_reference_reads_as_it_is(cli, ws, restated):
+def _rewrite_first_refresh(ws, node_id, change) -> None:
     db = sqlite3.connect(ws / ".ekko" / "memory.db")
     rowid, payload = db.execute("select rowid, payload_json from memory_audit_events where"
                                 " node_id = ? and event_type = 'refresh' order by rowid"
-                                " limit 1", (restated["id"],)).fetchone()
+                                " limit 1", (node_id,)).fetchone()
     odd = json.loads(payload)
-    odd["before"]["sourceMessageIds"] = {"=head": "x"}
+    change(odd)
     db.execute("update memory_audit_events set payload_json = ? where rowid = ?",
                (json.dumps(odd, ensure_ascii=False), rowid))
     db.commit()
     db.close()
+
+
+def test_a_stored_payload_that_only_looks_like_a_reference_reads_as_it_is(cli, ws, restated):
+    _rewrite_first_refresh(ws, restated["id"], lambda odd: odd["before"]["=diff"].update(
+        sourceMessageIds={"=head": "x"}))
     listed = cli("audit", "--node", restated["id"], "--json")
     assert listed.code == 0, listed.err
     assert listed.jsonl()[-2]["payload"]["before"]["sourceMessageIds"] == {"=head": "x"}
     assert cli("export").code == 0
+
+
+@pytest.mark.parametrize("change", [
+    lambda odd: odd["before"].update(extra=1),           # a key a difference never has
+    lambda odd: odd["before"].update({"=diff": "x"}),    # a difference that is not an object
+    lambda odd: odd["before"].update({"=drop": "title"}),  # dropped fields not in a list
+    lambda odd: odd["before"].update(id="mem_other"),    # the copy of another node
+])
+def test_a_stored_payload_that_only_looks_like_a_difference_reads_as_it_is(cli, ws, restated,
+                                                                           change):
+    _rewrite_first_refresh(ws, restated["id"], change)
+    db = sqlite3.connect(ws / ".ekko" / "memory.db")
+    stored = json.loads(db.execute("select payload_json from memory_audit_events where"
+                                   " node_id = ? and event_type = 'refresh' order by rowid"
+                                   " limit 1", (restated["id"],)).fetchone()[0])
+    db.close()
+    listed = cli("audit", "--node", restated["id"], "--json")
+    assert listed.code == 0, listed.err
+    assert listed.jsonl()[-2]["payload"]["before"] == stored["before"]
+    assert cli("export").code == 0
+
+
+def test_a_refresh_keeps_one_copy_of_its_node(ws, restated):
+    """Its `before` is stored as what it changes of its `after`: the time and the head of
+    the sources, never the text again."""
+    stored = _stored(ws, restated["id"])
+    create = json.loads(stored[0][1])["after"]
+    for _, payload in stored[1:]:
+        before = json.loads(payload)["before"]
+        assert set(before) == {"id", "=diff"}
+        assert set(before["=diff"]) == {"sourceMessageIds", "updatedAt"}
+        assert restated["content"] not in payload.replace(json.dumps(create["content"],
+                                                                     ensure_ascii=False), "", 1)
+    # The newest event holds no copy at all: its after is the row, its before a difference.
+    assert len(stored[-1][1]) < len(stored[0][1]) / 2
+
+
+def _editor(tmp_path, body: str) -> str:
+    import sys
+    script = tmp_path / "editor.py"
+    script.write_text("import json, sys\npath = sys.argv[1]\n" + body)
+    return f"{sys.executable} {script}"
+
+
+def test_an_edit_reads_back_its_old_text_and_undoes_to_it(cli, ws, restated, tmp_path):
+    editor = _editor(tmp_path, "n = json.load(open(path))\n"
+                               "n['content'] = n['content'] + '（团队约定）'\n"
+                               "n['tags'] = n['tags'] + ['约定']\n"
+                               "json.dump(n, open(path, 'w'), ensure_ascii=False)\n")
+    assert cli("edit", restated["id"], "-q", env={"EDITOR": editor}).code == 0
+    edited = cli("show", restated["id"], "--json").json()["node"]
+    assert edited["content"] != restated["content"]
+    # One more change after it, so the edit's own `after` is written out too.
+    assert cli("remember", TEXT, "-q").code == 0
+    events = cli("audit", "--node", restated["id"], "--json").jsonl()
+    edit = next(e for e in events if e["payload"]["before"] == restated)
+    assert edit["payload"]["after"]["content"] == edited["content"]
+    assert edit["payload"]["after"]["tags"] == edited["tags"]
+    befores = [json.loads(p)["before"] for _, p in _stored(ws, restated["id"])[1:]]
+    assert any(set(b) <= {"id", "=diff", "=drop"} and b["=diff"].get("content") == restated["content"]
+               for b in befores)
+    assert cli("audit", "undo", edit["id"]).code == 0
+    assert cli("show", restated["id"], "--json").json()["node"]["content"] == \
+        restated["content"]
 
 
 def test_an_after_equal_only_in_python_is_kept_whole(tmp_path):

@@ -205,8 +205,8 @@ class Transfer(UseCase):
                                f"fix that line; {NOTHING}") from None
             if kind == "event" and looks_stored(data.get("payload")):
                 raise Rejected(f"line {number}: event {data['id']} holds a reference where a"
-                               " copy of its node belongs (\"=node\", or a source list that is"
-                               " not a list)", f"import what export writes; {NOTHING}")
+                               " copy of its node belongs (\"=node\", a \"=diff\", or a source"
+                               " list that is not a list)", f"import what export writes; {NOTHING}")
             # JSON has no raw NUL: a NUL in the record was written as an escape in the line.
             return number, kind, data, "\\u0000" in line
 

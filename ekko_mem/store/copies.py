@@ -8,6 +8,12 @@ Two references, each read back against the row by `decode`:
   restating message to that list, so the copy before it, and the copy after the one before,
   are heads of it.
 
+And one difference: an event's `before`, where it is a copy of the same node as its `after`,
+is kept as {"id", DIFF: the fields that differ, DROP: the fields it lacks} when that is
+shorter, and read back from the `after`. A refresh or an edit changes a few fields of a node,
+so its event holds one copy of the node, not two. The id stays at the top, so an erasure
+treats a difference as it treats a copy (store/erasure.py _scrub).
+
 Whoever changes a row first calls `materialise` on the events that refer to it (store/nodes.py
 _keep_copies), so a reader always gets exactly what was recorded.
 """
@@ -17,6 +23,8 @@ from .codec import SAME_AS_NODE, dumps
 
 HEAD = "=head"
 HEAD_JSON = '"=head"'
+DIFF = "=diff"
+DROP = "=drop"
 SOURCES = "sourceMessageIds"
 
 
@@ -48,18 +56,63 @@ def _unheaded(copy: dict, sources: list) -> dict:
     return {**copy, SOURCES: sources[:head[HEAD]]} if _is_head(head) else copy
 
 
+def _is_diff(value, node_id: str) -> bool:
+    """Only the exact shape the store writes reads as a difference; anything else as it is."""
+    if type(value) is not dict or value.get("id") != node_id or type(value.get(DIFF)) \
+            is not dict or not set(value) <= {"id", DIFF, DROP}:
+        return False
+    drop = value.get(DROP, [])
+    return type(drop) is list and all(type(key) is str for key in drop)
+
+
+def _diffed(before, after, node_id: str):
+    """`before` as what it changes of `after` (both whole copies of the node), where that is
+    shorter. Compared as stored: 1 and true are equal in Python but not in what was recorded."""
+    if not (_is_copy(before, node_id) and _is_copy(after, node_id)):
+        return before
+    changed = {key: value for key, value in before.items()
+               if key not in after or dumps(value) != dumps(after[key])}
+    diff = {"id": node_id, DIFF: changed}
+    dropped = [key for key in after if key not in before]
+    if dropped:
+        diff[DROP] = dropped
+    return diff if len(dumps(diff)) < len(dumps(before)) else before
+
+
+def _undiffed(value, after, node_id: str):
+    if not (_is_diff(value, node_id) and _is_copy(after, node_id)):
+        return value
+    drop = set(value.get(DROP, ()))
+    return {**{k: v for k, v in after.items() if k not in drop}, **value[DIFF]}
+
+
+def _sources_of(value):
+    if not isinstance(value, dict):
+        return None
+    inner = value.get(DIFF)
+    return inner.get(SOURCES) if isinstance(inner, dict) else value.get(SOURCES)
+
+
 def encode(payload: dict, node_id: str, row: dict | None) -> dict:
     """A payload as stored, given its node's row as it stands after the change."""
     if row is None or not payload:
         return payload
+    return _stored(payload, node_id, row.get(SOURCES) or [], row)
+
+
+def _stored(payload: dict, node_id: str, sources: list, row: dict | None) -> dict:
+    """A whole payload as stored: heads of `sources`, `after` as SAME_AS_NODE where it is
+    `row` as stored, `before` as a difference from `after`."""
     out = dict(payload)
-    # Compared as stored: 1 and true are equal in Python but not in what was recorded.
-    if _is_copy(payload.get("after"), node_id) and dumps(payload["after"]) == dumps(row):
+    after = payload.get("after")
+    if row is not None and _is_copy(after, node_id) and dumps(after) == dumps(row):
         out["after"] = SAME_AS_NODE
-    sources = row.get(SOURCES) or []
-    for side in ("before", "after"):
-        if _is_copy(out.get(side), node_id):
-            out[side] = _headed(out[side], sources)
+    elif _is_copy(after, node_id):
+        out["after"] = _headed(after, sources)
+    before = payload.get("before")
+    if _is_copy(before, node_id):
+        out["before"] = _diffed(_headed(before, sources), _headed(after, sources)
+                                if _is_copy(after, node_id) else after, node_id)
     return out
 
 
@@ -72,6 +125,10 @@ def decode(payload: dict, node_id: str, row: dict | None) -> dict:
     if out.get("after") == SAME_AS_NODE:
         out["after"] = row
     sources = (row or {}).get(SOURCES) or []
+    after = out.get("after")
+    headed_after = _headed(after, sources) if _is_copy(after, node_id) else after
+    if _is_diff(out.get("before"), node_id):
+        out["before"] = _undiffed(out["before"], headed_after, node_id)
     for side in ("before", "after"):
         if _is_copy(out.get(side), node_id):
             out[side] = _unheaded(out[side], sources)
@@ -83,31 +140,33 @@ def refers(payload) -> bool:
     if not isinstance(payload, dict):
         return False
     return payload.get("after") == SAME_AS_NODE or any(
-        isinstance(payload.get(side), dict) and _is_head(payload[side].get(SOURCES))
-        for side in ("before", "after"))
+        _is_head(_sources_of(payload.get(side))) for side in ("before", "after"))
+
+
+def encoded(payload, node_id: str) -> bool:
+    """Whether a stored payload must be decoded to read as recorded."""
+    return refers(payload) or (isinstance(payload, dict)
+                               and _is_diff(payload.get("before"), node_id))
 
 
 def looks_stored(payload) -> bool:
     """Whether a payload from outside (an import) holds what only the store writes: a
-    reference to the row, or anything in the place of a copy's source list but a list. No
-    export holds either, and read back they would be taken for references."""
+    reference to the row, a difference, or anything in the place of a copy's source list but
+    a list. No export holds any, and read back they would be taken for references."""
     if not isinstance(payload, dict):
         return False
     return payload.get("after") == SAME_AS_NODE or any(
-        isinstance(payload.get(side), dict) and SOURCES in payload[side]
-        and not isinstance(payload[side][SOURCES], list) for side in ("before", "after"))
+        isinstance(payload.get(side), dict) and (
+            DIFF in payload[side] or SOURCES in payload[side]
+            and not isinstance(payload[side][SOURCES], list)) for side in ("before", "after"))
 
 
 def materialise(payload: dict, node_id: str, current: dict, new_sources: list | None) -> dict:
     """A stored payload that no longer depends on the row as `current` is, but may on the row
     about to be written, whose source list is `new_sources` (None: unchanged)."""
     sources = current.get(SOURCES) or []
-    after = new_sources if new_sources is not None else sources
-    out = decode(payload, node_id, current)
-    for side in ("before", "after"):
-        if _is_copy(out.get(side), node_id):
-            out[side] = _headed(out[side], after)
-    return out
+    return _stored(decode(payload, node_id, current), node_id,
+                   new_sources if new_sources is not None else sources, None)
 
 
 def sources_kept(current: dict, new_sources: list | None) -> bool:

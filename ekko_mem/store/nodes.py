@@ -268,7 +268,8 @@ class NodeStore(Part):
 
     # -- audit -------------------------------------------------------------------------------
     # An event's copies of its node are kept by reference to the node's row where they can be
-    # (store/copies.py): the whole row as its `after`, or the head of the row's source list.
+    # (store/copies.py): the whole row as its `after`, or the head of the row's source list;
+    # its `before` as what it changes of its `after`.
     # Every in-place change (replace_node, set_status, detach_successors) first writes out what
     # the events read from the row, so a reader always gets exactly what was recorded. These
     # copies were most of a node's bytes, and a restated memory's grew with each restatement.
@@ -315,10 +316,12 @@ class NodeStore(Part):
                                     " where rowid = ?", (kept, rowid))
 
     def resolve_events(self, events: list[dict]) -> list[dict]:
-        """Events as recorded: what a payload keeps by reference is read from the node's row."""
+        """Events as recorded: what a payload keeps by reference is read from the node's row,
+        and a `before` kept as a difference from its `after`."""
         wanted = [e["nodeId"] for e in events
                   if e.get("nodeId") and copies.refers(e.get("payload"))]
-        if not wanted:
+        if not any(e.get("nodeId") and copies.encoded(e.get("payload"), e["nodeId"])
+                   for e in events):
             return events
         rows = {}
         for start in range(0, len(wanted), 500):
@@ -327,7 +330,7 @@ class NodeStore(Part):
                 f"select {codec.NODE_COLUMNS} from memory_nodes where id in"
                 f" ({','.join('?' * len(chunk))})", chunk)))
         for event in events:
-            if event.get("nodeId") and copies.refers(event.get("payload")):
+            if event.get("nodeId") and copies.encoded(event.get("payload"), event["nodeId"]):
                 event["payload"] = copies.decode(event["payload"], event["nodeId"],
                                                  rows.get(event["nodeId"]))
         return events
