@@ -53,7 +53,7 @@ _ekko_mem() {
             'hooks uninstall') _ekko_mem_words '--workspace -w --json --quiet -q -h --help' ;;
             'hooks run') _ekko_mem_words '--rev --branch --workspace -w --json --quiet -q -h --help' ;;
             'index') _ekko_mem_words '--user --rebuild --workspace -w --json --quiet -q -h --help' ;;
-            'doctor') _ekko_mem_words '--repair --scan --workspace -w --json --quiet -q -h --help' ;;
+            'doctor') _ekko_mem_words '--repair --compact --scan --workspace -w --json --quiet -q -h --help' ;;
             'config') _ekko_mem_words '--workspace -w --json --quiet -q --no-color -h --help' ;;
             'config get') _ekko_mem_words '--workspace -w --json --quiet -q -h --help' ;;
             'config set') _ekko_mem_words '--user --workspace -w --json --quiet -q -h --help' ;;

@@ -256,6 +256,7 @@ complete -c ekko-mem -n '__ekko_mem_at index' -l json -d 'Machine-readable JSON 
 complete -c ekko-mem -n '__ekko_mem_at index' -l quiet -s q -d 'Print nothing but errors.'
 complete -c ekko-mem -n '__ekko_mem_at index' -s h -l help -d 'Show this message and exit.'
 complete -c ekko-mem -n '__ekko_mem_at doctor' -l repair -d 'Fix what can be fixed: rebuild the index, chmod, migrate, expire.'
+complete -c ekko-mem -n '__ekko_mem_at doctor' -l compact -d 'Store old audit copies by reference and difference, then give the freed space back to the file system (VACUUM).'
 complete -c ekko-mem -n '__ekko_mem_at doctor' -l scan -r -d 'Also byte-scan each db, -wal and -shm file and the full-text index for TEXT (proves an erasure).'
 complete -c ekko-mem -n '__ekko_mem_at doctor' -l workspace -s w -r -d 'Workspace folder (default: EKKO_WORKSPACE, else found upward from here, as git does).'
 complete -c ekko-mem -n '__ekko_mem_at doctor' -l json -d 'Machine-readable JSON on stdout.'

@@ -185,10 +185,11 @@ def _progress_line(done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def do_doctor(*, repair=False, scan=None, as_json=False, quiet=False, workspace=None):
+def do_doctor(*, repair=False, compact=False, scan=None, as_json=False, quiet=False,
+              workspace=None):
     from .errors import EkkoError
     with service(workspace) as svc:
-        report = svc.doctor(repair=repair, scan=scan)
+        report = svc.doctor(repair=repair, scan=scan, compact=compact)
     emit(results.DoctorReport(report), as_json=as_json, quiet=quiet)
     if not report["ok"]:
         from .options import command_line

@@ -461,10 +461,14 @@ COMMANDS = {c.name: c for c in (
         Exit 0 when all is well (or repaired), 1 when problems remain.
         Example: ekko-mem doctor --repair
         Example: ekko-mem doctor --scan "hunter2"
+        Example: ekko-mem doctor --repair --compact
         """,
         options=(
             Opt("--repair", "repair", "flag", False,
                 help="Fix what can be fixed: rebuild the index, chmod, migrate, expire."),
+            Opt("--compact", "compact", "flag", False,
+                help="Store old audit copies by reference and difference, then give the"
+                " freed space back to the file system (VACUUM)."),
             Opt("--scan", "scan", metavar="TEXT", help="Also byte-scan each db, -wal and -shm"
                 " file and the full-text index for TEXT (proves an erasure)."),
             WORKSPACE, JSON, QUIET)),

@@ -25,6 +25,15 @@ REPAIRABLE = {"permissions", "full-text index", "expiry", "schema", "wal file", 
 DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "corrupt")
 
 
+def _on_disk(path) -> int:
+    """The db and its side files, in bytes."""
+    total = 0
+    for suffix in ("", "-wal", "-shm"):
+        with suppress(OSError):
+            total += os.stat(f"{os.fspath(path)}{suffix}").st_size
+    return total
+
+
 def _check(db, name, ok, detail="", fixed=False) -> dict:
     text = " ".join(str(detail).split())  # one line, whatever SQLite or the OS said
     return {"db": db, "check": name, "ok": ok, "detail": text[:600], "fixed": fixed}
@@ -99,8 +108,10 @@ class _Db:
 class Doctor(UseCase):
     needs = ("nodes", "audit_log")
 
-    def doctor(self, *, repair: bool = False, scan: str | None = None) -> dict:
-        """Check (and with repair, fix) each db; with `scan`, also prove that text is gone."""
+    def doctor(self, *, repair: bool = False, scan: str | None = None,
+               compact: bool = False) -> dict:
+        """Check (and with repair, fix) each db; with `scan`, also prove that text is gone;
+        with `compact`, store old audit copies compactly and shrink the file."""
         checks: list[dict] = []
         dbs: list[_Db] = []
         if scan is not None and not scan.strip():
@@ -110,6 +121,8 @@ class Doctor(UseCase):
             for db in dbs:
                 db.workspace = _usable_workspace(dbs[0])
                 checks += self._check_target(db)
+                if compact and db.store is not None:
+                    checks += self._guard(db, "audit copies", self._compact)
                 if scan is not None and db.store is not None:
                     checks += self._guard(db, "scan", lambda d: self._check_scan(d, scan))
         except UsageError:
@@ -284,6 +297,28 @@ class Doctor(UseCase):
         else:
             db.store = open_store(db.path, migrate=False, allow_newer=True)
         return []
+
+    def _compact(self, db: _Db) -> dict:
+        """Old audit copies stored again by reference and difference (store/compaction.py),
+        then the file rebuilt without the pages that freed. Only on a sound db at this
+        ekko-mem's schema: an older ekko-mem would read the references as data."""
+        from ..store import latest_version
+        why = db.blocked() or ("its schema is newer than this ekko-mem" if db.newer else "")
+        if why:
+            return _check(db.name, "audit copies", False, f"not compacted: {why}; deal with"
+                          " the first FAIL line for this db, then rerun doctor")
+        if db.store.schema_version() != latest_version():
+            return _check(db.name, "audit copies", False, "not compacted: the db is not"
+                          " migrated to this ekko-mem's schema yet;"
+                          f" {self.stores.spell(Step('repair', command='doctor'))} first")
+        size = _on_disk(db.path)
+        done = db.store.compaction.compact()
+        db.store.compaction.vacuum()
+        db.store.erasure.checkpoint_truncate()
+        return _check(db.name, "audit copies", True,
+                      f"{done['rewritten']:,} of {done['events']:,} events stored anew"
+                      f" ({done['bytesBefore']:,} -> {done['bytesAfter']:,} bytes of copies);"
+                      f" {size:,} -> {_on_disk(db.path):,} bytes on disk")
 
     def _check_integrity(self, db: _Db) -> dict:
         problems = db.store.health.integrity_problems()

@@ -82,8 +82,11 @@ def _diffed(before, after, node_id: str):
 def _undiffed(value, after, node_id: str):
     if not (_is_diff(value, node_id) and _is_copy(after, node_id)):
         return value
-    drop = set(value.get(DROP, ()))
-    return {**{k: v for k, v in after.items() if k not in drop}, **value[DIFF]}
+    drop, diff = set(value.get(DROP, ())), value[DIFF]
+    # In the after's key order, which is the order a copy of a node was written in.
+    out = {k: diff.get(k, v) for k, v in after.items() if k not in drop}
+    out.update((k, v) for k, v in diff.items() if k not in out)
+    return out
 
 
 def _sources_of(value):

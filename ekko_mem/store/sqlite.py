@@ -14,6 +14,7 @@ _LAZY_PARTS = {"summaries": ("summaries", "SummaryStore"),  # and marks, jobs, c
                "transfer": ("transfer", "TransferStore"),
                "erasure": ("erasure", "ErasureStore"),
                "health": ("maintenance", "HealthChecks"),
+               "compaction": ("compaction", "AuditCompaction"),
                "vectors": ("vectors", "VectorStore")}
 
 
