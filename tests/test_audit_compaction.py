@@ -106,7 +106,7 @@ def test_the_compacted_history_still_undoes_and_grows(cli, old_style):
 def test_a_db_at_an_older_schema_is_not_compacted(cli, old_style):
     db = _dbs(old_style)[0]
     conn = sqlite3.connect(db)
-    conn.execute("pragma user_version = 10")
+    conn.execute("pragma user_version = 11")
     conn.close()
     before = _payloads(db)
     done = cli("doctor", "--compact", "--json")
@@ -136,3 +136,20 @@ def test_a_payload_that_only_looks_like_a_reference_still_reads_as_it_is(cli, ol
     assert _recorded(cli) == recorded
     mine = next(e for e in recorded if e["id"] == event_id)
     assert mine["payload"]["before"]["sourceMessageIds"] == {"=head": "x"}
+
+
+@pytest.mark.parametrize("stored", ['[["before", null], ["after", "=node"]]', '"a note"', "7"])
+def test_a_payload_that_is_not_an_object_is_left_as_it_is(cli, old_style, stored):
+    db = _dbs(old_style)[0]
+    conn = sqlite3.connect(db)
+    event_id = conn.execute("select id from memory_audit_events where event_type = 'refresh'"
+                            " order by rowid limit 1").fetchone()[0]
+    conn.execute("update memory_audit_events set payload_json = ? where id = ?",
+                 (stored, event_id))
+    conn.commit()
+    conn.close()
+    recorded = _recorded(cli)
+    done = cli("doctor", "--compact", "-q")
+    assert done.code == 0, done.err
+    assert _payloads(db)[event_id] == stored
+    assert _recorded(cli) == recorded

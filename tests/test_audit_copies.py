@@ -166,11 +166,21 @@ def test_a_stored_payload_that_only_looks_like_a_reference_reads_as_it_is(cli, w
     assert cli("export").code == 0
 
 
+def _drop_all_but_a_head(odd):
+    odd["before"].update({"=diff": {}, "=drop": ["id"]})
+
+
 @pytest.mark.parametrize("change", [
     lambda odd: odd["before"].update(extra=1),           # a key a difference never has
     lambda odd: odd["before"].update({"=diff": "x"}),    # a difference that is not an object
     lambda odd: odd["before"].update({"=drop": "title"}),  # dropped fields not in a list
     lambda odd: odd["before"].update(id="mem_other"),    # the copy of another node
+    _drop_all_but_a_head,                                 # the id dropped
+    lambda odd: odd["before"].update({"=drop": []}),     # an empty list of dropped fields
+    lambda odd: odd["before"].update({"=drop": ["title", "title"]}),  # one dropped twice
+    lambda odd: odd["before"].update({"=drop": ["nosuchfield"]}),     # not in the after
+    lambda odd: odd["before"].update({"=drop": ["updatedAt"]}),       # dropped and changed
+    lambda odd: odd["before"]["=diff"].update(id="mem_other"),        # the id changed
 ])
 def test_a_stored_payload_that_only_looks_like_a_difference_reads_as_it_is(cli, ws, restated,
                                                                            change):
@@ -184,6 +194,16 @@ def test_a_stored_payload_that_only_looks_like_a_difference_reads_as_it_is(cli, 
     assert listed.code == 0, listed.err
     assert listed.jsonl()[-2]["payload"]["before"] == stored["before"]
     assert cli("export").code == 0
+
+
+@pytest.mark.parametrize("head", [0, TIMES + 1, 10_000])
+def test_a_head_the_row_cannot_hold_reads_as_it_is(cli, ws, restated, head):
+    """A head of no sources, or of more than the row has, is not one the store wrote."""
+    _rewrite_first_refresh(ws, restated["id"], lambda odd: odd["before"]["=diff"].update(
+        sourceMessageIds={"=head": head}))
+    listed = cli("audit", "--node", restated["id"], "--json")
+    assert listed.code == 0, listed.err
+    assert listed.jsonl()[-2]["payload"]["before"]["sourceMessageIds"] == {"=head": head}
 
 
 def test_a_refresh_keeps_one_copy_of_its_node(ws, restated):

@@ -195,12 +195,14 @@ def test_migrate_status_and_dry_run(cli, ws):
     dry = cli("migrate", "--dry-run", "--json").json()
     assert dry["pending"] == [[8, "m008_create_vectors"], [9, "m009_slim_node_indexes"],
                               [10, "m010_slim_audit_node_index"],
-                              [11, "m011_index_audit_copies_by_reference"]]
+                              [11, "m011_index_audit_copies_by_reference"],
+                              [12, "m012_mark_audit_differences"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
     assert applied["appliedNow"] == ["m008_create_vectors", "m009_slim_node_indexes",
                                      "m010_slim_audit_node_index",
-                                     "m011_index_audit_copies_by_reference"]
+                                     "m011_index_audit_copies_by_reference",
+                                     "m012_mark_audit_differences"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

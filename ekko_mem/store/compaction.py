@@ -38,8 +38,9 @@ class AuditCompaction(Part):
             stored = self.db.one("select payload_json from memory_audit_events"
                                  " where rowid = ?", (rowid,))[0]
             payload = codec.loads(stored)
-            if not copies.holds_copy(copies.decode(payload, node_id, node), node_id):
-                continue
+            if not isinstance(payload, dict) or not copies.holds_copy(
+                    copies.decode(payload, node_id, node), node_id):
+                continue  # only a payload the store could have written is stored anew
             done["events"] += 1
             done["bytesBefore"] += len(stored.encode())
             kept = self._shorter(payload, node_id, node, stored)

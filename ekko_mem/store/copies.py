@@ -48,21 +48,31 @@ def _headed(copy: dict, sources: list) -> dict:
 
 def _is_head(value) -> bool:
     return type(value) is dict and len(value) == 1 and type(value.get(HEAD)) is int \
-        and value[HEAD] >= 0
+        and value[HEAD] >= 1
 
 
 def _unheaded(copy: dict, sources: list) -> dict:
+    """A head reads as the row's first n sources; one the row cannot hold (longer than its
+    list: not a head the store wrote) reads as it is."""
     head = copy.get(SOURCES)
-    return {**copy, SOURCES: sources[:head[HEAD]]} if _is_head(head) else copy
+    if _is_head(head) and head[HEAD] <= len(sources):
+        return {**copy, SOURCES: sources[:head[HEAD]]}
+    return copy
 
 
 def _is_diff(value, node_id: str) -> bool:
-    """Only the exact shape the store writes reads as a difference; anything else as it is."""
+    """Only the exact shape the store writes reads as a difference; anything else as it is:
+    the id, the changed fields (never the id), and where present a non-empty list of the
+    distinct fields dropped, none of them changed or the id."""
     if type(value) is not dict or value.get("id") != node_id or type(value.get(DIFF)) \
-            is not dict or not set(value) <= {"id", DIFF, DROP}:
+            is not dict or "id" in value[DIFF] or not set(value) <= {"id", DIFF, DROP}:
         return False
-    drop = value.get(DROP, [])
-    return type(drop) is list and all(type(key) is str for key in drop)
+    if DROP not in value:
+        return True
+    drop = value[DROP]
+    return type(drop) is list and bool(drop) and all(type(key) is str for key in drop) \
+        and len(set(drop)) == len(drop) and "id" not in drop \
+        and not set(drop) & set(value[DIFF])
 
 
 def _diffed(before, after, node_id: str):
@@ -80,7 +90,8 @@ def _diffed(before, after, node_id: str):
 
 
 def _undiffed(value, after, node_id: str):
-    if not (_is_diff(value, node_id) and _is_copy(after, node_id)):
+    if not (_is_diff(value, node_id) and _is_copy(after, node_id)) \
+            or not set(value.get(DROP, ())) <= set(after):
         return value
     drop, diff = set(value.get(DROP, ())), value[DIFF]
     # In the after's key order, which is the order a copy of a node was written in.
@@ -98,7 +109,7 @@ def _sources_of(value):
 
 def encode(payload: dict, node_id: str, row: dict | None) -> dict:
     """A payload as stored, given its node's row as it stands after the change."""
-    if row is None or not payload:
+    if row is None or not isinstance(payload, dict) or not payload:
         return payload
     return _stored(payload, node_id, row.get(SOURCES) or [], row)
 
@@ -121,8 +132,8 @@ def _stored(payload: dict, node_id: str, sources: list, row: dict | None) -> dic
 
 def decode(payload: dict, node_id: str, row: dict | None) -> dict:
     """A stored payload as recorded. An event whose node is gone (hard-deleted, its events
-    scrubbed) has no row: its `after` reads as null and a head as no sources."""
-    if not payload:
+    scrubbed) has no row: its `after` reads as null and a head as it is stored."""
+    if not isinstance(payload, dict) or not payload:
         return payload
     out = dict(payload)
     if out.get("after") == SAME_AS_NODE:

@@ -267,3 +267,10 @@ def m011_index_audit_copies_by_reference(db) -> None:
     db.execute("drop index if exists idx_memory_audit_events_node")
     db.execute("create index idx_memory_audit_events_node on memory_audit_events"
                """ (node_id, instr(payload_json, '"after":"=node"')) where node_id is not null""")
+
+
+@migration
+def m012_mark_audit_differences(db) -> None:
+    """Events may store their `before` as a difference from their `after` (store/copies.py).
+    No table changes: the version number is what keeps an older ekko-mem, which would read a
+    difference as the memory itself and undo into it, from opening a db that holds one."""
