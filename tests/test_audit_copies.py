@@ -300,3 +300,18 @@ def test_an_imported_event_lands_beside_the_node_the_file_carries(cli, ws, tmp_p
     [event] = [e for e in cli("audit", "-n", "1000", "--json").jsonl()
                if e["id"] == "evt_00000000000000000009"]
     assert event["payload"]["after"]["title"] == "a workspace note with the same id"
+
+
+def test_an_imported_history_is_stored_as_remember_stores_it(cli, ws, restated, tmp_path):
+    """An export carries every copy in full; the import stores a restated memory's events by
+    reference and difference again, and they read exactly as in the workspace they left."""
+    dump, other = tmp_path / "dump.jsonl", tmp_path / "other"
+    assert cli("export", "--output", str(dump)).code == 0
+    other.mkdir()
+    assert cli("init", str(other), "-q", "--no-gitignore").code == 0
+    assert cli("import", str(dump), "--yes", cwd=other).code == 0
+    listed = [e for e in cli("audit", "--node", restated["id"], "--json", cwd=other).jsonl()
+              if e["eventType"] != "import"]
+    assert listed == cli("audit", "--node", restated["id"], "--json").jsonl()
+    stored = [event for event in _stored(other, restated["id"]) if event[0] != "import"]
+    assert stored == _stored(ws, restated["id"])

@@ -8,7 +8,7 @@ import sqlite3
 from contextlib import contextmanager, suppress
 
 from ..errors import EkkoError
-from . import codec
+from . import codec, copies
 from .connection import Connection, Part, translate
 
 TABLES = ("memory_messages", "memory_summaries", "memory_nodes", "memory_audit_events")
@@ -186,6 +186,9 @@ class ImportIndex:
                     " line integer not null, user integer not null,"
                     " primary key (kind, id)) without rowid",
                     "create table history (node_id text primary key) without rowid",
+                    # Nodes whose events in the file copy them on both sides (a refresh, an
+                    # edit): their events are stored compactly (see staged_events).
+                    "create table restated (node_id text primary key) without rowid",
                     "create table refs (line integer not null, field text not null,"
                     " ref text not null)",
                     "create table slots (slot text primary key, line integer not null)"
@@ -295,6 +298,10 @@ class ImportIndex:
         stages (compared here when the node came first, as in an export, else when writing),
         and when the node is already in the db, add_event compares with the row itself."""
         rows = []
+        self.db.executemany("insert or ignore into restated values (?)", [
+            (event["nodeId"],) for _, event in items if event.get("nodeId")
+            and copies.holds_copy({"before": (event.get("payload") or {}).get("before")},
+                                  event["nodeId"])])
         for line, event in items:
             digest = same = None
             if codec.copies_its_node(event):
@@ -352,9 +359,13 @@ class ImportIndex:
         """Lists of (event id, node id, row, None) for events settled here, and of (event
         id, node id, None, event) for those whose node copy add_event must still compare
         with the db's node, in file order."""
+        # A restated node's events go through add_event too, which stores them by reference
+        # and difference against the row as imported, as `remember` would have.
         sql = ("select e.line, e.id, e.node_id, e.data, e.same, e.digest = n.digest,"
-               " e.digest is not null and n.id is null from events e left join nodes n"
-               " on n.id = e.node_id where e.line > ? order by e.line limit ?")
+               " (e.digest is not null and n.id is null) or r.node_id is not null"
+               " from events e left join nodes n on n.id = e.node_id"
+               " left join restated r on r.node_id = e.node_id"
+               " where e.line > ? order by e.line limit ?")
         for rows in self._staged(sql):
             batch = []
             for _, event_id, node_id, data, same, matched, check in rows:
