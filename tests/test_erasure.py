@@ -68,6 +68,20 @@ def test_purge_leaves_no_byte_in_any_copy(cli, ws):
     assert SECRET not in cli("audit", "--json").out
 
 
+def test_a_purge_is_not_undone_and_the_refusal_is_one_line(cli, ws):
+    msg, old, new = seed_everywhere(cli)
+    assert cli("forget", new, "--hard", "--purge-sources", "--yes").code == 0
+    [purge] = [e for e in cli("audit", "--json", "-n", "1000").jsonl()
+               if e["eventType"] == "purge"]
+    before = cli("audit", "--json", "-n", "1000").out
+    refused = cli("audit", "undo", purge["id"])
+    assert refused.code == 4, refused
+    assert refused.err == (f"ekko-mem: {purge['id']} (purge) cannot be undone; only create,"
+                           " import, update, refresh, supersede, expire, soft delete and undo"
+                           " can\n")
+    assert cli("audit", "--json", "-n", "1000").out == before
+
+
 def test_erasing_an_old_version_scrubs_the_successors_before(cli, ws):
     old = node_id(cli("remember", "--scope", "workspace", "--json", f"vpn code {SECRET}"))
     new = node_id(cli("remember", "--scope", "workspace", "--supersedes", old, "--json",

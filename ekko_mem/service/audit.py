@@ -45,6 +45,8 @@ class AuditLog(UseCase):
         with store.db.atomic():  # read under the write lock: two undos at once make one
             # and the event read before the lock may have been paired with an older row
             event = store.nodes.get_event(event["id"]) or event
+            if not event.get("nodeId"):  # a purge of messages: about no memory
+                raise _cannot_undo(event)
             done_by = self._undone_by(event, self._undos(store, event["nodeId"]))
             if done_by is not None:
                 return {"undoneEventId": event["id"], "eventId": done_by, "changedIds": [],
@@ -83,9 +85,7 @@ class AuditLog(UseCase):
         before, after = payload.get("before"), payload.get("after")
         hard = kind == "delete" and (after or {}).get("mode") == "hard"
         if kind == "purge" or hard or (before is None and kind not in ("create", "import")):
-            raise Rejected(f"{event['id']} ({kind}) cannot be undone",
-                           "only create, import, update, refresh, supersede, expire, soft"
-                           " delete and undo can")
+            raise _cannot_undo(event)
         current = _current(store, event)
         changed = [current["id"]]
         if kind in ("create", "import"):
@@ -153,3 +153,9 @@ def _require_status(node: dict, status: str) -> None:
         raise Rejected(f"{node['id']} is {node['status']} now, not {status}",
                        "to find the later change, and undo it first",
                        step=Step(command="audit", target=node["id"]))
+
+
+def _cannot_undo(event: dict) -> Rejected:
+    return Rejected(f"{event['id']} ({event['eventType']}) cannot be undone",
+                    "only create, import, update, refresh, supersede, expire, soft delete and"
+                    " undo can")
