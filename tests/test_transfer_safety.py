@@ -362,6 +362,17 @@ def test_import_refuses_another_users_memory_even_when_explicit(cli, ws):
     assert _rows(_user_db(ws), "select user_id from memory_nodes") == [("tester",)]
 
 
+@pytest.mark.parametrize("payload", [[1, 2], "a note", 7])
+def test_import_refuses_an_event_whose_payload_is_not_an_object(cli, ws, payload):
+    event = {"id": "evt_00000000000000000001", "eventType": "update", "nodeId": "mem_imp1",
+             "actor": "user", "reason": "edited", "payload": payload, "createdAt": T}
+    result = cli("import", "-", input=_file(("node", _node()), ("event", event)))
+    assert result.code == 4
+    _one_line(result, "line 3: event evt_00000000000000000001 payload is not a JSON object",
+              "nothing was imported")
+    _nothing_imported(ws)
+
+
 @pytest.mark.parametrize("field", ["supersedesId", "parentId"])
 def test_import_refuses_a_reference_to_a_missing_node(cli, ws, field):
     dangling = _node(**{field: "mem_nowhere"})

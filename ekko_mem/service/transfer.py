@@ -203,6 +203,9 @@ class Transfer(UseCase):
             except ValidationError as exc:
                 raise Rejected(f"line {number}: {kind} {validation_message(exc)}",
                                f"fix that line; {NOTHING}") from None
+            if kind == "event" and not isinstance(data.get("payload"), (dict, type(None))):
+                raise Rejected(f"line {number}: event {data['id']} payload is not a JSON object",
+                               f"give an object with before and after, or null; {NOTHING}")
             if kind == "event" and looks_stored(data.get("payload")):
                 raise Rejected(f"line {number}: event {data['id']} holds a reference where a"
                                " copy of its node belongs (\"=node\", a \"=diff\", or a source"
