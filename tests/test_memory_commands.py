@@ -85,6 +85,26 @@ def test_audit_lists_and_undo(cli, ws):
     assert cli("audit", "--node", nid, "--json").jsonl()[0]["eventType"] == "undo"
 
 
+def test_undo_never_makes_a_second_active_value_of_a_single_valued_key(cli, ws):
+    first = cli("remember", "我们项目用 pnpm 管理依赖", "--json").json()["nodeId"]
+    assert cli("forget", first, "--yes", "-q").code == 0
+    second = cli("remember", "我们项目用 yarn 管理依赖", "--json").json()["nodeId"]
+    deleted = cli("audit", "--node", first, "--json").jsonl()[0]
+    before = cli("audit", "--json", "-n", "100").out
+    refused = cli("audit", "undo", deleted["id"])
+    assert refused.code == 4, refused
+    assert refused.err == (f"ekko-mem: undoing {deleted['id']} would make a second active value"
+                           f" of the single-valued key 'package_manager' ({second} holds it);"
+                           f" forget {second} first, then undo again\n")
+    assert cli("audit", "--json", "-n", "100").out == before
+    active = cli("query", "--key", "package_manager", "--json").json()["exact"]
+    assert [n["id"] for n in active] == [second]
+    assert cli("forget", second, "--yes", "-q").code == 0
+    assert cli("audit", "undo", deleted["id"], "-q").code == 0
+    active = cli("query", "--key", "package_manager", "--json").json()["exact"]
+    assert [n["id"] for n in active] == [first]
+
+
 def test_show_explains_why(cli, ws):
     out = cli("log", "记住，我以后做饭不要香菜。", "-s", "chat")
     mid = out.out.strip()

@@ -8,6 +8,8 @@ from .stores import UseCase
 
 
 class AuditLog(UseCase):
+    needs = ("drafts",)
+
     def record(self, store, kind, node, actor, reason, *, before=None, after=None,
                notes=None) -> str:
         """Add one event to `store` (inside the caller's transaction); returns its id."""
@@ -56,12 +58,31 @@ class AuditLog(UseCase):
                 changed, current, restored = self._reverse_undo(store, event, now)
             else:
                 changed, current, restored = self._reverse_change(store, event, now)
+            self._slot_free(store, event, restored, now)
             store.nodes.replace_node(restored)
             undo_id = self.record(store, "undo", restored, actor,
                                   reason or f"undo {event['id']}", before=current,
                                   after={"undoneEventId": event["id"], "before": current,
                                          "after": restored})
         return {"undoneEventId": event["id"], "eventId": undo_id, "changedIds": changed}
+
+    def _slot_free(self, store, event: dict, node: dict, now: str) -> None:
+        """An undo that brings back an active value of a single-valued key must find its slot
+        free: a value remembered since (after a forget, say) holds it, and one key has one
+        active value (the write policy, which `remember` and `import` keep too)."""
+        key = node.get("key")
+        if node.get("status") != "active" or not key \
+                or not self.drafts.schema.is_single_valued(key):
+            return
+        f = {"scopes": [node["scope"]], "domain": node["domain"], "types": [node["type"]],
+             "key": key, "now": now}
+        if node["scope"] == "session":
+            f["sessionId"] = node.get("sessionId")
+        rivals = [n for n in store.nodes.find_nodes(f, limit=20) if n["id"] != node["id"]]
+        if rivals:
+            raise Rejected(f"undoing {event['id']} would make a second active value of the"
+                           f" single-valued key '{key}' ({rivals[0]['id']} holds it)",
+                           f"forget {rivals[0]['id']} first, then undo again")
 
     @staticmethod
     def _undos(store, node_id: str) -> dict[str, list[dict]]:
