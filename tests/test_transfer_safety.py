@@ -427,6 +427,23 @@ def test_import_refuses_an_oversized_message(cli, ws):
 
 
 # -- import: audit -------------------------------------------------------------------------------
+def test_an_event_imported_before_its_node_is_not_imported_again(cli, ws):
+    """A user memory's event came in alone, so it went to the workspace db; once the memory is
+    in the user db, importing the same file again adds nothing to either db."""
+    node = _node("mem_late", scope="user", userId="tester")
+    event = {"id": "evt_00000000000000000042", "eventType": "update", "nodeId": "mem_late",
+             "actor": "user", "reason": "edited", "createdAt": T,
+             "payload": {"before": {**node, "title": "older"}, "after": node}}
+    events_only = _file(("event", event))
+    assert cli("import", "-", "--yes", input=events_only).code == 0
+    assert cli("import", "-", "--yes", input=_file(("node", node))).code == 0
+    counted = [_count(db, "memory_audit_events") for db in (_ws_db(ws), _user_db(ws))]
+    again = cli("import", "-", "--yes", "--json", input=events_only)
+    assert again.code == 0, again
+    assert again.json()["imported"]["event"] == 0
+    assert [_count(db, "memory_audit_events") for db in (_ws_db(ws), _user_db(ws))] == counted
+
+
 def test_imported_nodes_are_audited_in_their_own_db(cli, ws):
     result = cli("import", "-", "--json", "--yes", input=_both_dbs_file())
     assert result.code == 0, result

@@ -430,11 +430,14 @@ class Transfer(UseCase):
         placed: dict[str, list] = {}
         for item in batch:
             placed.setdefault("user" if item[1] in users else "workspace", []).append(item)
+        # Held in either db, an event is already imported: one whose node was nowhere when it
+        # first came in went to the workspace db, and its node may be in the user db now.
+        event_ids = [event_id for event_id, *_ in batch]
+        present = set().union(*(s.transfer.existing_ids("memory_audit_events", event_ids)
+                                for s in stores.values()))
         inserted = 0
         for target, items in placed.items():
             store = stores[target]
-            present = store.transfer.existing_ids("memory_audit_events",
-                                                  [event_id for event_id, *_ in items])
             fresh = [item for item in items if item[0] not in present]
             store.nodes.add_event_rows([row for _, _, row, event in fresh if event is None])
             for _, _, _, event in fresh:
