@@ -51,30 +51,19 @@ def do_log(text, *, session=None, role="user", parent=None, meta=None, jsonl=Non
     svc = service(workspace, session)
     with svc:
         if jsonl is not None:
-            messages = svc.log_jsonl(_read_lines(jsonl), session=session, confirm=yes)
-        else:
-            body = read_text(text, "message text")
-            messages = [svc.log_message(body, session=session, role=role, parent=parent,
-                                        meta=list(meta or ()), confirm=yes)]
+            # Read a line at a time (stdin copied aside first), written a chunk at a time,
+            # and printed from the log once committed: memory stays flat at any length.
+            from .service.transfer_files import open_import
+            with open_import(jsonl, sys.stdin.buffer) as source:
+                messages = svc.log_lines(source.lines(svc.config.get("limits.line")),
+                                         session=session, confirm=yes)
+                emit(results.Logged(messages, tuple(svc.notes)), as_json=as_json,
+                     quiet=quiet)
+            return
+        body = read_text(text, "message text")
+        messages = [svc.log_message(body, session=session, role=role, parent=parent,
+                                    meta=list(meta or ()), confirm=yes)]
     emit(results.Logged(messages, tuple(svc.notes)), as_json=as_json, quiet=quiet)
-
-
-def _read_lines(source: str):
-    from .errors import UsageError
-    if source == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        try:
-            with open(source, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {source}: {exc.strerror}",
-                             "check the path, or pass - for stdin") from None
-    try:
-        return data.decode("utf-8").splitlines()
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{source} is not valid UTF-8 (byte {exc.start})",
-                         "convert it first, for example with iconv -t UTF-8") from None
 
 
 def unless_revealed(result, reveal: bool):

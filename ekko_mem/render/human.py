@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterable
 
 from ..policy.localtime import local_minute
 from ..policy.printable import printable
@@ -85,7 +86,7 @@ def _one_line(value) -> str:
     return printable(str(value)).replace("\t", " ").replace("\n", " ")
 
 
-def lines(text_lines: list[str]) -> None:
+def lines(text_lines: Iterable[str]) -> None:
     """Lines for people; stored text in them cannot reach the terminal as control codes."""
     for line in text_lines:
         sys.stdout.write(printable(line) + "\n")

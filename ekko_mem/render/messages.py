@@ -15,7 +15,7 @@ class LoggedView(Renderer):
 
     def human(self, result) -> None:
         if not self.quiet:
-            human.lines([m["id"] for m in result.messages])
+            human.lines(m["id"] for m in result.messages)
 
 
 class HistoryView(Renderer):

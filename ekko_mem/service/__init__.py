@@ -22,7 +22,7 @@ USE_CASES = {
 PUBLIC = {
     "nodes": ("propose_update", "expire_due"),
     "remembering": ("remember", "apply_items"),
-    "messages": ("log_message", "log_jsonl", "history", "sessions"),
+    "messages": ("log_message", "log_jsonl", "log_lines", "history", "sessions"),
     "queries": ("retrieve", "search_messages", "find_node", "resolve_id", "memory_get"),
     "forgetting": ("forget", "forget_messages"),
     "inspection": ("audit", "audit_trail", "undo", "show"),
