@@ -97,3 +97,83 @@ def test_a_line_over_the_limit_is_named_without_being_held(cli, ws, tmp_path):
     assert done.err.startswith(f"ekko-mem: line {CHUNK + 3} is {size:,} bytes, over the limit"
                                " of 200;")
     assert _count(ws) == 0
+
+
+@pytest.mark.parametrize("edit, said", [
+    # A line that is not JSON is found before anything else, wherever it is.
+    (lambda items: (items[2].update(id="msg_dup"), items[4].update(id="msg_dup"),
+                    items.__setitem__(3 * CHUNK, "{not json")),
+     f"line {3 * CHUNK + 1} is not valid JSON"),
+    # Then the first line, in order, that is wrong or repeats an id.
+    (lambda items: (items[2].update(id="msg_dup"), items[5].update(id="msg_dup"),
+                    items[6].update(role="robot")), "line 6: id msg_dup appears twice"),
+    (lambda items: (items[2].update(id="msg_dup"), items[6].update(id="msg_dup"),
+                    items[5].update(role="robot")), "line 6: "),
+    # A repeated id before an id the log holds.
+    (lambda items: (items[10].update(id="msg_old"), items[3 * CHUNK].update(id="msg_old")),
+     f"line {3 * CHUNK + 1}: id msg_old appears twice"),
+])
+def test_a_refusal_names_what_log_always_named_first(cli, ws, edit, said):
+    assert cli("log", "--jsonl", "-", input=_text([{"content": "old", "id": "msg_old"}])).code == 0
+    items = _lines(4 * CHUNK)
+    edit(items)
+    done = cli("log", "--jsonl", "-", input=_text(items))
+    assert done.code == 4 and done.err.startswith(f"ekko-mem: {said}"), done
+    assert _count(ws) == 1
+
+
+def test_metadata_is_printed_as_given(cli, ws):
+    items = [{"content": "with metadata", "metadata": {"z": 1, "a": {"y": 2, "b": 3}}}]
+    done = cli("log", "--jsonl", "-", "--json", input=_text(items * (CHUNK + 1)))
+    assert done.code == 0, done.err
+    assert all(list(m["metadata"]) == ["z", "a"] and list(m["metadata"]["a"]) == ["y", "b"]
+               for m in done.jsonl())
+
+
+def test_a_long_blank_line_is_skipped_like_any_blank_line(cli, ws, tmp_path):
+    assert cli("config", "set", "limits.line", "200").code == 0
+    source = tmp_path / "chat.jsonl"
+    source.write_text(_text(_lines(3)[:1] + [" " * 300] + _lines(3)[1:]), encoding="utf-8")
+    done = cli("log", "--jsonl", str(source))
+    assert done.code == 0, done.err
+    assert _count(ws) == 3
+
+
+def test_the_log_stays_writable_while_the_input_is_read(ws):
+    """Lines are read and checked before the write lock is taken: another process can write
+    meanwhile, and what it wrote is kept beside the batch."""
+    from ekko_mem import MemoryService
+    db_path = ws / ".ekko" / "memory.db"
+    taken = []
+
+    def lines():
+        for number, item in enumerate(_lines(3 * CHUNK)):
+            other = sqlite3.connect(db_path, timeout=0)
+            try:
+                other.execute("begin immediate")
+                other.execute("insert into ekko_meta values (?, 'x')", (f"probe{number}",))
+                other.execute("commit")
+                taken.append(True)
+            except sqlite3.OperationalError:
+                taken.append(False)
+            finally:
+                other.close()
+            yield json.dumps(item, ensure_ascii=False)
+
+    svc = MemoryService(ws)
+    try:
+        written = svc.log_jsonl(lines())
+    finally:
+        svc.close()
+    assert len(written) == 3 * CHUNK and all(taken) and len(taken) == 3 * CHUNK
+    assert _count(ws) == 3 * CHUNK
+
+
+def test_the_python_api_takes_lines_as_bytes_too(ws):
+    from ekko_mem import MemoryService
+    svc = MemoryService(ws)
+    try:
+        written = svc.log_jsonl([b'{"content": "as bytes"}\n', '{"content": "as text"}'])
+    finally:
+        svc.close()
+    assert [m["content"] for m in written] == ["as bytes", "as text"]

@@ -7,7 +7,7 @@ from ..policy.records import normalise_message, parse_meta_pairs
 from .stores import UseCase
 
 
-CHUNK = 1000  # messages checked and written at a time by log_lines
+CHUNK = 1000  # lines read and checked, and messages staged, at a time by log_lines
 
 
 def _chunks(items, size: int):
@@ -19,6 +19,15 @@ def _chunks(items, size: int):
             chunk = []
     if chunk:
         yield chunk
+
+
+def _written(index):
+    """The staged messages, once written, then the scratch db closed."""
+    try:
+        for messages in index.staged_as_given():
+            yield from messages
+    finally:
+        index.close()
 
 
 class Messages(UseCase):
@@ -36,39 +45,76 @@ class Messages(UseCase):
         return list(self.log_lines(lines, session=session, confirm=confirm))
 
     def log_lines(self, lines, *, session: str | None = None, confirm: bool = False):
-        """log_jsonl for input of any length: lines are read, checked and written a chunk at
-        a time inside one transaction, so memory stays flat and one bad line still rejects
-        all; the messages written are read back from the log once committed."""
-        store = self.store
+        """log_jsonl for input of any length, in two passes. The first reads and checks
+        every line and stages the messages in a private scratch db (memory stays flat and
+        the log is not locked meanwhile); the second writes them in one transaction. One
+        bad line still rejects all. Yields the messages written, once committed."""
+        from ..store.transfer import ImportIndex
+        index = ImportIndex()
+        try:
+            self._check_lines(index, lines, session, confirm)
+            with self.store.db.atomic():
+                for messages in index.staged_as_given():
+                    self.store.messages.append_messages(messages)
+        except BaseException:
+            index.close()
+            raise
+        return _written(index)
+
+    def _check_lines(self, index, lines, session: str | None, confirm: bool) -> None:
+        """Every line read and checked, the messages staged in `index`. Refused as `log`
+        always refused a batch: a line that is not JSON first, then the first line (in
+        order) whose fields are wrong or whose id came before, then an id the log holds,
+        then a parent that is nowhere."""
         now, default = self.env.now_iso(), self.session(session)
-        first, count, parents = None, 0, set()
-        with store.db.atomic():
-            for chunk in _chunks(self._objects(lines), CHUNK):
-                messages = self._prepared([r for _, r in chunk], [n for n, _ in chunk],
-                                          default, now, confirm)
-                self._check_ids(messages, [n for n, _ in chunk], first)
-                named = {m["parentId"] for m in messages if m.get("parentId")}
-                parents |= named - store.messages.message_ids_exist(sorted(named))
-                at = store.messages.append_messages(messages)
-                first = at if first is None else first
-                count += len(messages)
-            if not count:
-                raise Rejected("no messages in the JSON lines input", "give one message per line")
-            # A parent may be a message further down the input, written since.
-            unresolved, missing = sorted(parents), set()
-            for at in range(0, len(unresolved), CHUNK):
-                batch = unresolved[at:at + CHUNK]
-                missing |= set(batch) - store.messages.message_ids_exist(batch)
-            self._parents_exist(missing)
-        return store.messages.messages_from(first, count)
+        limit = self.config.get("limits.message")
+        problem: Rejected | None = None
+        held: set[str] = set()       # given ids the log already holds
+        parents: set[str] = set()    # parents named that the log did not hold
+        count = 0
+        for chunk in _chunks(self._objects(lines), CHUNK):  # not JSON: refused at once
+            if problem is not None:
+                continue
+            staged: list[tuple[int, dict]] = []
+            for number, raw in chunk:
+                try:
+                    staged.append((number, self._prepare(raw, f"line {number}: ", default,
+                                                         now, limit, confirm)))
+                except Rejected as exc:
+                    problem = exc
+                    break
+            repeat = index.add([("message", m["id"], n, False) for n, m in staged])
+            if repeat is not None:
+                repeated = next(m["id"] for n, m in staged if n == repeat[0])
+                problem = Rejected(f"line {repeat[0]}: id {repeated} appears twice",
+                                   "ids must be unique")
+            if problem is not None:
+                continue
+            held |= self.store.messages.message_ids_exist([m["id"] for _, m in staged])
+            named = {m["parentId"] for _, m in staged if m.get("parentId")}
+            parents |= named - self.store.messages.message_ids_exist(sorted(named))
+            index.stage_as_given(staged)
+            count += len(staged)
+        if problem is not None:
+            raise problem
+        if not count:
+            raise Rejected("no messages in the JSON lines input", "give one message per line")
+        if held:
+            raise Rejected(f"message id {sorted(held)[0]} already exists",
+                           "drop the id field to get a new one; nothing was written")
+        # A parent may name a message anywhere in the input.
+        self._parents_exist(parents - index.messages_among(sorted(parents)))
 
     def _objects(self, lines):
         """(line number, object) for each non-blank line; a line over limits.line, from a
         file read a line at a time, comes as its size (transfer_files.TooLong)."""
         from ..policy.records import json_object
+        from .transfer_files import TooLong
         cap = self.config.get("limits.line")
         for number, line in enumerate(lines, start=1):
-            if not isinstance(line, str):
+            if isinstance(line, TooLong):
+                if line.blank:
+                    continue
                 from ..policy.limits import check_size
                 check_size(f"line {number}", "", cap, "limits.line", unit="bytes",
                            size=line.size)
@@ -79,56 +125,38 @@ class Messages(UseCase):
     def _append(self, raws: list[dict], *, source: list[int] | None,
                 session: str | None = None, confirm: bool = False) -> list[dict]:
         store = self.store
-        messages = self._prepared(raws, source, self.session(session), self.env.now_iso(),
-                                  confirm)
-        self._check_ids(messages, source, None)
-        self._parents_exist({m["parentId"] for m in messages if m.get("parentId")}
-                            - {m["id"] for m in messages}
-                            - store.messages.message_ids_exist(
-                                sorted({m["parentId"] for m in messages
-                                        if m.get("parentId")})))
+        now, default = self.env.now_iso(), self.session(session)
+        limit = self.config.get("limits.message")
+        messages: list[dict] = []
+        batch_ids: set[str] = set()
+        for index, raw in enumerate(raws):
+            where = f"line {source[index]}: " if source else ""
+            msg = self._prepare(raw, where, default, now, limit, confirm)
+            if msg["id"] in batch_ids:
+                raise Rejected(f"{where}id {msg['id']} appears twice", "ids must be unique")
+            batch_ids.add(msg["id"])
+            messages.append(msg)
+        clashes = store.messages.message_ids_exist([m["id"] for m in messages])
+        if clashes:
+            raise Rejected(f"message id {sorted(clashes)[0]} already exists",
+                           "drop the id field to get a new one; nothing was written")
+        parents = {m["parentId"] for m in messages if m.get("parentId")} - batch_ids
+        self._parents_exist(parents - store.messages.message_ids_exist(sorted(parents)))
         store.messages.append_messages(messages)
         return messages
 
-    def _prepared(self, raws: list[dict], source: list[int] | None, default: str, now: str,
-                  confirm: bool) -> list[dict]:
-        """Each message checked, its defaults filled and its credentials guarded; the first
-        problem rejects them all, naming its line."""
-        limit = self.config.get("limits.message")
-        messages: list[dict] = []
-        for index, raw in enumerate(raws):
-            where = f"line {source[index]}: " if source else ""
-            try:
-                msg = normalise_message(raw, default_session=default, now=now,
-                                        max_chars=limit)
-            except Rejected as exc:
-                raise Rejected(f"{where}{exc.message}", exc.reason_for_step
-                               + ("; nothing was written" if source else ""),
-                               step=exc.step) from None
-            self.guard_credentials(msg, where, confirm)
-            msg.setdefault("id", new_id("message"))
-            messages.append({"id": msg.pop("id"), **msg})
-        return messages
-
-    def _check_ids(self, messages: list[dict], source: list[int] | None,
-                   first: int | None) -> None:
-        """An id given twice in the input (earlier in this chunk, or in a chunk already
-        written from rowid `first` on), or one the log held before, rejects the input."""
-        seen: set[str] = set()
-        for index, msg in enumerate(messages):
-            if msg["id"] in seen:
-                where = f"line {source[index]}: " if source else ""
-                raise Rejected(f"{where}id {msg['id']} appears twice", "ids must be unique")
-            seen.add(msg["id"])
-        held = self.store.messages.ids_written_since(list(seen), first or 0)
-        for index, msg in enumerate(messages):
-            if msg["id"] not in held:
-                continue
-            if first is not None and held[msg["id"]]:
-                where = f"line {source[index]}: " if source else ""
-                raise Rejected(f"{where}id {msg['id']} appears twice", "ids must be unique")
-            raise Rejected(f"message id {msg['id']} already exists",
-                           "drop the id field to get a new one; nothing was written")
+    def _prepare(self, raw: dict, where: str, default: str, now: str, limit: int,
+                 confirm: bool) -> dict:
+        """One message checked, its defaults filled and its credentials guarded."""
+        try:
+            msg = normalise_message(raw, default_session=default, now=now, max_chars=limit)
+        except Rejected as exc:
+            raise Rejected(f"{where}{exc.message}", exc.reason_for_step
+                           + ("; nothing was written" if where else ""),
+                           step=exc.step) from None
+        self.guard_credentials(msg, where, confirm)
+        msg.setdefault("id", new_id("message"))
+        return {"id": msg.pop("id"), **msg}
 
     @staticmethod
     def _parents_exist(missing: set[str]) -> None:

@@ -183,6 +183,8 @@ class Transfer(UseCase):
         def read(number: int, line) -> dict | None:
             """The line's object, or None for a blank line."""
             if isinstance(line, TooLong):
+                if line.blank:
+                    return None
                 check_size(f"line {number}", "", cap, "limits.line", unit="bytes",
                            size=line.size)
             return json_object(number, line, what="imported", max_bytes=cap)

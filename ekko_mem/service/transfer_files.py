@@ -49,10 +49,11 @@ def write_atomically(path: str, chunks) -> None:
 
 # -- the input: read once to check it, once to write it --------------------------------------
 class TooLong:
-    """Stands for a line longer than limits.line, which is counted, never held."""
+    """Stands for a line longer than limits.line, which is counted, never held; a blank one
+    (only whitespace) is skipped as any blank line is."""
 
-    def __init__(self, size: int) -> None:
-        self.size = size
+    def __init__(self, size: int, blank: bool = False) -> None:
+        self.size, self.blank = size, blank
 
 
 class InputFile:
@@ -76,7 +77,7 @@ class InputFile:
         while raw := self.handle.readline(limit):
             digest.update(raw)
             if len(raw) == limit and not raw.endswith(b"\n"):
-                yield TooLong(self._rest_of_line(len(raw), raw[-1:]))
+                yield TooLong(*self._rest_of_line(len(raw), raw[-1:], not raw.strip()))
                 continue
             try:
                 text = raw.decode("utf-8", "surrogatepass")
@@ -88,14 +89,16 @@ class InputFile:
         elif digest.digest() != self.digest:
             raise _changed()
 
-    def _rest_of_line(self, size: int, last: bytes) -> int:
-        """The size of a long line without its break, read to its end a chunk at a time."""
+    def _rest_of_line(self, size: int, last: bytes, blank: bool) -> tuple[int, bool]:
+        """The size of a long line without its break, read to its end a chunk at a time,
+        and whether it is only whitespace."""
         while chunk := self.handle.readline(CHUNK):
             size += len(chunk)
+            blank = blank and not chunk.strip()
             if chunk.endswith(b"\n"):
-                return size - (2 if (last + chunk).endswith(b"\r\n") else 1)
+                return size - (2 if (last + chunk).endswith(b"\r\n") else 1), blank
             last = chunk[-1:]
-        return size
+        return size, blank
 
 
 def _changed() -> EkkoError:

@@ -8,8 +8,7 @@ from .vectors import VectorStore
 
 
 class MessageStore(Part):
-    def append_messages(self, messages: list[dict]) -> int:
-        """Append in order; the rowid of the first, the others following it."""
+    def append_messages(self, messages: list[dict]) -> None:
         with self.db.atomic() as db:
             first = db.one("select coalesce(max(rowid), 0) + 1 from memory_messages")[0]
             # Explicit rowids let both tables be filled with one executemany each.
@@ -21,26 +20,6 @@ class MessageStore(Part):
                            [(first + i, fts.index_text(m["content"]))
                             for i, m in enumerate(messages)])
             VectorStore(db).index_messages(messages)
-        return first
-
-    def messages_from(self, first_rowid: int, count: int, batch: int = 1000):
-        """The `count` messages from rowid `first_rowid` on, in order, a batch at a time."""
-        end = first_rowid + count
-        while first_rowid < end:
-            rows = self.db.all(f"select {codec.MESSAGE_COLUMNS} from memory_messages where"
-                               " rowid >= ? and rowid < ? order by rowid",
-                               (first_rowid, min(first_rowid + batch, end)))
-            yield from (codec.message_from_row(row) for row in rows)
-            first_rowid += batch
-
-    def ids_written_since(self, ids: list[str], first_rowid: int) -> dict[str, bool]:
-        """Of these ids, those the log holds, each with whether it came at or after
-        `first_rowid` (in the write still open) or before it."""
-        if not ids:
-            return {}
-        marks = ",".join("?" * len(ids))
-        return {r[0]: r[1] >= first_rowid for r in self.db.all(
-            f"select id, rowid from memory_messages where id in ({marks})", ids)}
 
     def message_ids_exist(self, ids: list[str]) -> set[str]:
         if not ids:

@@ -242,6 +242,9 @@ class ImportIndex:
     def workspace_nodes_among(self, ids: list[str]) -> set[str]:
         return self._among("seen", "id", ids, "kind = 'node' and not user and ")
 
+    def messages_among(self, ids: list[str]) -> set[str]:
+        return self._among("seen", "id", ids, "kind = 'message' and ")
+
     def with_history_among(self, ids: list[str]) -> set[str]:
         return self._among("history", "node_id", ids)
 
@@ -286,6 +289,17 @@ class ImportIndex:
     def stage_messages(self, items: list[tuple[int, dict]]) -> None:
         self.db.executemany("insert into messages values (?, ?)", [
             (line, marshal.dumps(codec.message_to_row(msg))) for line, msg in items])
+
+    def stage_as_given(self, items: list[tuple[int, dict]]) -> None:
+        """Messages as `log` prepared them (marshal keeps their metadata's key order), for
+        `log` of JSON lines: written, then printed, from here."""
+        self.db.executemany("insert into messages values (?, ?)", [
+            (line, marshal.dumps(msg)) for line, msg in items])
+
+    def staged_as_given(self):
+        for rows in self._staged("select line, data from messages where line > ?"
+                                 " order by line limit ?"):
+            yield [marshal.loads(data) for _, data in rows]
 
     def stage_summaries(self, items: list[tuple[int, dict]]) -> None:
         self.db.executemany("insert into summaries values (?, ?)", [
