@@ -130,10 +130,11 @@ def test_metadata_is_printed_as_given(cli, ws):
                for m in done.jsonl())
 
 
-def test_a_long_blank_line_is_skipped_like_any_blank_line(cli, ws, tmp_path):
+@pytest.mark.parametrize("space", [" ", "\u3000", "\u00a0"])
+def test_a_long_blank_line_is_skipped_like_any_blank_line(cli, ws, tmp_path, space):
     assert cli("config", "set", "limits.line", "200").code == 0
     source = tmp_path / "chat.jsonl"
-    source.write_text(_text(_lines(3)[:1] + [" " * 300] + _lines(3)[1:]), encoding="utf-8")
+    source.write_text(_text(_lines(3)[:1] + [space * 300] + _lines(3)[1:]), encoding="utf-8")
     done = cli("log", "--jsonl", str(source))
     assert done.code == 0, done.err
     assert _count(ws) == 3
@@ -177,3 +178,48 @@ def test_the_python_api_takes_lines_as_bytes_too(ws):
     finally:
         svc.close()
     assert [m["content"] for m in written] == ["as bytes", "as text"]
+
+
+def _log_then(ws, items, between):
+    """log_jsonl through the API, with `between` run by another connection after the last
+    line was read and checked, before the write."""
+    from ekko_mem import MemoryService
+
+    def lines():
+        yield from (json.dumps(item, ensure_ascii=False) for item in items)
+        other = sqlite3.connect(ws / ".ekko" / "memory.db")
+        try:
+            between(other)
+            other.commit()
+        finally:
+            other.close()
+
+    svc = MemoryService(ws)
+    try:
+        return svc.log_jsonl(lines())
+    finally:
+        svc.close()
+
+
+def test_an_id_written_by_another_process_meanwhile_is_refused(ws):
+    from ekko_mem.errors import Rejected
+    items = _lines(2 * CHUNK)
+    items[CHUNK + 1]["id"] = "msg_race"
+
+    def another_writer(db):
+        db.execute("insert into memory_messages (id, session_id, role, content, created_at)"
+                   " values ('msg_race', 'default', 'user', 'theirs', '2026-01-01T00:00:00Z')")
+    with pytest.raises(Rejected, match="message id msg_race already exists"):
+        _log_then(ws, items, another_writer)
+    assert _count(ws) == 1
+
+
+def test_a_parent_erased_meanwhile_is_refused(cli, ws):
+    from ekko_mem.errors import NotFound
+    assert cli("log", "--jsonl", "-", input=_text([{"content": "p", "id": "msg_parent"}])).code == 0
+    items = _lines(2 * CHUNK)
+    items[CHUNK + 1]["parentId"] = "msg_parent"
+    with pytest.raises(NotFound, match="parent message msg_parent does not exist"):
+        _log_then(ws, items, lambda db: db.execute(
+            "delete from memory_messages where id = 'msg_parent'"))
+    assert _count(ws) == 0

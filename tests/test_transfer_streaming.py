@@ -239,6 +239,15 @@ def test_stdin_is_copied_to_a_private_unnamed_file(ws, tmp_path):
     assert os.listdir(spool) == []
 
 
+@pytest.mark.parametrize("space", [" ", "\u3000"])
+def test_a_long_blank_line_is_skipped_like_any_blank_line(cli, ws, space):
+    assert cli("config", "set", "limits.line", "200").code == 0
+    text = "\n".join([HEADER, space * 300, *_bulk(2, 0)]) + "\n"
+    done = cli("import", "-", "--json", input=text)
+    assert done.code == 0, done.err
+    assert json.loads(done.out)["imported"]["message"] == 2
+
+
 def test_a_refused_import_from_a_pipe_leaves_no_file(cli_proc, ws, tmp_path):
     spool = tmp_path / "spool"
     spool.mkdir()

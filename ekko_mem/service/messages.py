@@ -47,15 +47,14 @@ class Messages(UseCase):
     def log_lines(self, lines, *, session: str | None = None, confirm: bool = False):
         """log_jsonl for input of any length, in two passes. The first reads and checks
         every line and stages the messages in a private scratch db (memory stays flat and
-        the log is not locked meanwhile); the second writes them in one transaction. One
-        bad line still rejects all. Yields the messages written, once committed."""
+        the log is not locked meanwhile); the second checks what the log holds again and
+        writes them in one transaction. One bad line still rejects all. Yields the messages
+        written, once committed."""
         from ..store.transfer import ImportIndex
         index = ImportIndex()
         try:
             self._check_lines(index, lines, session, confirm)
-            with self.store.db.atomic():
-                for messages in index.staged_as_given():
-                    self.store.messages.append_messages(messages)
+            self._write_staged(index)
         except BaseException:
             index.close()
             raise
@@ -104,6 +103,22 @@ class Messages(UseCase):
                            "drop the id field to get a new one; nothing was written")
         # A parent may name a message anywhere in the input.
         self._parents_exist(parents - index.messages_among(sorted(parents)))
+
+    def _write_staged(self, index) -> None:
+        """The staged messages written in one transaction. Another process may have written
+        or erased messages since they were checked, so what the log holds is checked again
+        under the write lock: an id it holds now, a parent it no longer holds."""
+        store = self.store
+        with store.db.atomic():
+            for messages in index.staged_as_given():
+                held = store.messages.message_ids_exist([m["id"] for m in messages])
+                if held:
+                    raise Rejected(f"message id {sorted(held)[0]} already exists",
+                                   "drop the id field to get a new one; nothing was written")
+                named = sorted({m["parentId"] for m in messages if m.get("parentId")})
+                self._parents_exist(set(named) - store.messages.message_ids_exist(named)
+                                    - index.messages_among(named))
+                store.messages.append_messages(messages)
 
     def _objects(self, lines):
         """(line number, object) for each non-blank line; a line over limits.line, from a

@@ -77,7 +77,7 @@ class InputFile:
         while raw := self.handle.readline(limit):
             digest.update(raw)
             if len(raw) == limit and not raw.endswith(b"\n"):
-                yield TooLong(*self._rest_of_line(len(raw), raw[-1:], not raw.strip()))
+                yield TooLong(*self._rest_of_line(raw))
                 continue
             try:
                 text = raw.decode("utf-8", "surrogatepass")
@@ -89,16 +89,20 @@ class InputFile:
         elif digest.digest() != self.digest:
             raise _changed()
 
-    def _rest_of_line(self, size: int, last: bytes, blank: bool) -> tuple[int, bool]:
-        """The size of a long line without its break, read to its end a chunk at a time,
-        and whether it is only whitespace."""
+    def _rest_of_line(self, raw: bytes) -> tuple[int, bool]:
+        """The size of a long line that starts with `raw`, without its break, read to its
+        end a chunk at a time; and whether it is only whitespace (as str.strip sees it: an
+        ideographic space too), decoded as it goes, however the chunks cut a character."""
+        import codecs
+        decoder = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+        size, last, blank = len(raw), raw[-1:], not decoder.decode(raw).strip()
         while chunk := self.handle.readline(CHUNK):
             size += len(chunk)
-            blank = blank and not chunk.strip()
+            blank = blank and not decoder.decode(chunk).strip()
             if chunk.endswith(b"\n"):
                 return size - (2 if (last + chunk).endswith(b"\r\n") else 1), blank
             last = chunk[-1:]
-        return size, blank
+        return size, blank and not decoder.decode(b"", final=True).strip()
 
 
 def _changed() -> EkkoError:
