@@ -21,6 +21,11 @@ def _chunks(items, size: int):
         yield chunk
 
 
+def _already_exists(ids: set[str]) -> Rejected:
+    return Rejected(f"message id {sorted(ids)[0]} already exists",
+                    "drop the id field to get a new one; nothing was written")
+
+
 def _written(index):
     """The staged messages, once written, then the scratch db closed."""
     try:
@@ -37,7 +42,15 @@ class Messages(UseCase):
         metadata = meta if isinstance(meta, dict) else parse_meta_pairs(meta or [])
         raw = {"content": content, "sessionId": self.session(session), "role": role,
                "parentId": parent, "metadata": metadata or None}
-        return self._append([raw], source=None, confirm=confirm)[0]
+        msg = self._prepare(raw, "", self.session(session), self.env.now_iso(),
+                            self.config.get("limits.message"), confirm)
+        store = self.store
+        if store.messages.message_ids_exist([msg["id"]]):
+            raise _already_exists({msg["id"]})
+        if msg.get("parentId") and not store.messages.message_ids_exist([msg["parentId"]]):
+            self._parents_exist({msg["parentId"]})
+        store.messages.append_messages([msg])
+        return msg
 
     def log_jsonl(self, lines, *, session: str | None = None,
                   confirm: bool = False) -> list[dict]:
@@ -99,8 +112,7 @@ class Messages(UseCase):
         if not count:
             raise Rejected("no messages in the JSON lines input", "give one message per line")
         if held:
-            raise Rejected(f"message id {sorted(held)[0]} already exists",
-                           "drop the id field to get a new one; nothing was written")
+            raise _already_exists(held)
         # A parent may name a message anywhere in the input.
         self._parents_exist(parents - index.messages_among(sorted(parents)))
 
@@ -113,8 +125,7 @@ class Messages(UseCase):
             for messages in index.staged_as_given():
                 held = store.messages.message_ids_exist([m["id"] for m in messages])
                 if held:
-                    raise Rejected(f"message id {sorted(held)[0]} already exists",
-                                   "drop the id field to get a new one; nothing was written")
+                    raise _already_exists(held)
                 named = sorted({m["parentId"] for m in messages if m.get("parentId")})
                 self._parents_exist(set(named) - store.messages.message_ids_exist(named)
                                     - index.messages_among(named))
@@ -136,29 +147,6 @@ class Messages(UseCase):
             value = json_object(number, line, what="written", max_bytes=cap)
             if value is not None:
                 yield number, value
-
-    def _append(self, raws: list[dict], *, source: list[int] | None,
-                session: str | None = None, confirm: bool = False) -> list[dict]:
-        store = self.store
-        now, default = self.env.now_iso(), self.session(session)
-        limit = self.config.get("limits.message")
-        messages: list[dict] = []
-        batch_ids: set[str] = set()
-        for index, raw in enumerate(raws):
-            where = f"line {source[index]}: " if source else ""
-            msg = self._prepare(raw, where, default, now, limit, confirm)
-            if msg["id"] in batch_ids:
-                raise Rejected(f"{where}id {msg['id']} appears twice", "ids must be unique")
-            batch_ids.add(msg["id"])
-            messages.append(msg)
-        clashes = store.messages.message_ids_exist([m["id"] for m in messages])
-        if clashes:
-            raise Rejected(f"message id {sorted(clashes)[0]} already exists",
-                           "drop the id field to get a new one; nothing was written")
-        parents = {m["parentId"] for m in messages if m.get("parentId")} - batch_ids
-        self._parents_exist(parents - store.messages.message_ids_exist(sorted(parents)))
-        store.messages.append_messages(messages)
-        return messages
 
     def _prepare(self, raw: dict, where: str, default: str, now: str, limit: int,
                  confirm: bool) -> dict:
