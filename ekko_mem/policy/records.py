@@ -63,17 +63,6 @@ def normalise_message(raw: dict, *, default_session: str, now: str,
     return out
 
 
-def json_objects(lines, *, what: str, max_bytes: int | None = None) -> list[tuple[int, dict]]:
-    """(line number, object) for each non-blank JSON line; the first bad one is refused with
-    its number, so a batch is all or nothing."""
-    objects: list[tuple[int, dict]] = []
-    for number, line in enumerate(lines, start=1):
-        value = json_object(number, line, what=what, max_bytes=max_bytes)
-        if value is not None:
-            objects.append((number, value))
-    return objects
-
-
 def json_object(number: int, line: str, *, what: str, max_bytes: int | None = None
                 ) -> dict | None:
     """Line `number`'s JSON object, None for a blank line; anything else is refused with its

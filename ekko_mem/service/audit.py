@@ -74,11 +74,9 @@ class AuditLog(UseCase):
         if node.get("status") != "active" or not key \
                 or not self.drafts.schema.is_single_valued(key):
             return
-        f = {"scopes": [node["scope"]], "domain": node["domain"], "types": [node["type"]],
-             "key": key, "now": now}
-        if node["scope"] == "session":
-            f["sessionId"] = node.get("sessionId")
-        rivals = [n for n in store.nodes.find_nodes(f, limit=20) if n["id"] != node["id"]]
+        from .nodes import kin_filter
+        rivals = [n for n in store.nodes.find_nodes({**kin_filter(node, now), "key": key},
+                                                    limit=20) if n["id"] != node["id"]]
         if rivals:
             raise Rejected(f"undoing {event['id']} would make a second active value of the"
                            f" single-valued key '{key}' ({rivals[0]['id']} holds it)",

@@ -27,10 +27,11 @@ DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "c
 
 def _on_disk(path) -> int:
     """The db and its side files, in bytes."""
+    from ..trust import db_files
     total = 0
-    for suffix in ("", "-wal", "-shm"):
+    for name in db_files(os.fspath(path))[1:]:  # not the folder
         with suppress(OSError):
-            total += os.stat(f"{os.fspath(path)}{suffix}").st_size
+            total += os.stat(name).st_size
     return total
 
 

@@ -40,9 +40,10 @@ class Messages(UseCase):
                     parent: str | None = None, meta: list[str] | dict | None = None,
                     confirm: bool = False) -> dict:
         metadata = meta if isinstance(meta, dict) else parse_meta_pairs(meta or [])
-        raw = {"content": content, "sessionId": self.session(session), "role": role,
-               "parentId": parent, "metadata": metadata or None}
-        msg = self._prepare(raw, "", self.session(session), self.env.now_iso(),
+        default = self.session(session)
+        raw = {"content": content, "sessionId": default, "role": role, "parentId": parent,
+               "metadata": metadata or None}
+        msg = self._prepare(raw, "", default, self.env.now_iso(),
                             self.config.get("limits.message"), confirm)
         store = self.store
         if store.messages.message_ids_exist([msg["id"]]):
@@ -134,17 +135,10 @@ class Messages(UseCase):
     def _objects(self, lines):
         """(line number, object) for each non-blank line; a line over limits.line, from a
         file read a line at a time, comes as its size (transfer_files.TooLong)."""
-        from ..policy.records import json_object
-        from .transfer_files import TooLong
+        from .transfer_files import line_object
         cap = self.config.get("limits.line")
         for number, line in enumerate(lines, start=1):
-            if isinstance(line, TooLong):
-                if line.blank:
-                    continue
-                from ..policy.limits import check_size
-                check_size(f"line {number}", "", cap, "limits.line", unit="bytes",
-                           size=line.size)
-            value = json_object(number, line, what="written", max_bytes=cap)
+            value = line_object(number, line, cap, "written")
             if value is not None:
                 yield number, value
 

@@ -7,6 +7,14 @@ from ..policy.vocab import ACTORS, OPERATIONS, choose
 from .stores import UseCase
 
 
+def kin_filter(node: dict, now: str) -> dict:
+    """The find_nodes filter for the live nodes of `node`'s scope (and session), domain and
+    type: where its rivals for a key are."""
+    f = {"scopes": [node["scope"]], "domain": node["domain"], "types": [node["type"]],
+         "now": now}
+    if node["scope"] == "session":
+        f["sessionId"] = node.get("sessionId")
+    return f
 
 
 class Nodes(UseCase):
@@ -190,10 +198,7 @@ class Nodes(UseCase):
                 and old["content"].strip() == node["content"].strip())
 
     def same_kind(self, store, node) -> list[dict]:
-        f = {"scopes": [node["scope"]], "domain": node["domain"], "types": [node["type"]],
-             "now": node["createdAt"]}
-        if node["scope"] == "session":
-            f["sessionId"] = node.get("sessionId")
+        f = kin_filter(node, node["createdAt"])
         if node.get("key") is not None:
             f["key"] = node["key"]
             single = self.drafts.schema.is_single_valued(node["key"])

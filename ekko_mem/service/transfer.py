@@ -22,7 +22,7 @@ from contextlib import ExitStack, contextmanager
 from ..errors import NeedsConfirmation, Rejected, Step
 from ..policy.limits import check_size
 from .stores import UseCase
-from .transfer_files import NOTHING, TooLong, readable, write_atomically
+from .transfer_files import NOTHING, line_object, readable, write_atomically
 
 FORMAT = "ekko-mem-export"
 VERSION = 1
@@ -175,19 +175,13 @@ class Transfer(UseCase):
 
         from ..models import (MemoryAuditEvent, MemoryMessage, MemoryNode, MemorySummary,
                               validation_message)
-        from ..policy.records import json_object
         from ..store.copies import looks_stored
         models = {"message": MemoryMessage, "summary": MemorySummary, "node": MemoryNode,
                   "event": MemoryAuditEvent}
 
         def read(number: int, line) -> dict | None:
             """The line's object, or None for a blank line."""
-            if isinstance(line, TooLong):
-                if line.blank:
-                    return None
-                check_size(f"line {number}", "", cap, "limits.line", unit="bytes",
-                           size=line.size)
-            return json_object(number, line, what="imported", max_bytes=cap)
+            return line_object(number, line, cap, "imported")
 
         def parse(number: int, item: dict, line: str):
             kind = item.get("kind")

@@ -56,6 +56,18 @@ class TooLong:
         self.size, self.blank = size, blank
 
 
+def line_object(number: int, line, cap: int, what: str) -> dict | None:
+    """Line `number`'s JSON object, None for a blank one; one over `cap` (a TooLong) is
+    refused by its size ("nothing was {what}"), never read."""
+    if isinstance(line, TooLong):
+        if line.blank:
+            return None
+        from ..policy.limits import check_size
+        check_size(f"line {number}", "", cap, "limits.line", unit="bytes", size=line.size)
+    from ..policy.records import json_object
+    return json_object(number, line, what=what, max_bytes=cap)
+
+
 class InputFile:
     """An import's lines from a seekable binary file, as many times as the passes ask.
 

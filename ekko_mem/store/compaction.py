@@ -38,12 +38,12 @@ class AuditCompaction(Part):
             stored = self.db.one("select payload_json from memory_audit_events"
                                  " where rowid = ?", (rowid,))[0]
             payload = codec.loads(stored)
-            if not isinstance(payload, dict) or not copies.holds_copy(
-                    copies.decode(payload, node_id, node), node_id):
+            recorded = copies.decode(payload, node_id, node)
+            if not copies.holds_copy(recorded, node_id):
                 continue  # only a payload the store could have written is stored anew
             done["events"] += 1
             done["bytesBefore"] += len(stored.encode())
-            kept = self._shorter(payload, node_id, node, stored)
+            kept = self._shorter(recorded, node_id, node, stored)
             if kept != stored:
                 self.db.execute("update memory_audit_events set payload_json = ?"
                                 " where rowid = ?", (kept, rowid))
@@ -51,9 +51,9 @@ class AuditCompaction(Part):
             done["bytesAfter"] += len(kept.encode())
 
     @staticmethod
-    def _shorter(payload, node_id: str, node: dict, stored: str) -> str:
-        """The payload stored anew if it reads back exactly as recorded and is shorter."""
-        recorded = copies.decode(payload, node_id, node)
+    def _shorter(recorded: dict, node_id: str, node: dict, stored: str) -> str:
+        """The payload as recorded stored anew, if that reads back exactly so and is shorter
+        than `stored`."""
         again = codec.dumps(copies.encode(recorded, node_id, node))
         if len(again.encode()) >= len(stored.encode()):
             return stored
