@@ -2,9 +2,12 @@
 
 Usage: python -m bench.golden [--misses]
 
-Two sets: the golden cases the rules are tested against (tests/golden/extraction_cases.py),
+Three sets: the golden cases the rules are tested against (tests/golden/extraction_cases.py),
 and held-out cases written apart from the rules (tests/golden/heldout_cases.py), which say how
-well the rules carry over to phrasings they were not written for.
+well the rules carry over to phrasings they were not written for; and everyday statements
+(tests/golden/statements.py), scored on what a model would be told wrongly: values read the
+wrong way round, about someone else, from a question, hypothetical or quote, fragments taken
+for values, passing states kept as lasting, tasks opened or closed wrongly.
 """
 from __future__ import annotations
 
@@ -14,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from golden import extraction_cases, heldout_cases  # noqa: E402
-from golden.scoring import score, table  # noqa: E402
+from golden import extraction_cases, heldout_cases, statements  # noqa: E402
+from golden.scoring import read_score, read_table, score, table  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,6 +32,12 @@ def main(argv: list[str] | None = None) -> int:
             for text, got, expected in result["misses"]:
                 print(f"  {text!r}\n    got      {got}\n    expected {expected}")
         print()
+    result = read_score(statements.CASES)
+    print(read_table(result, "everyday statements"))
+    if args.misses:
+        for lang, case, text, got, expected, kind in result["misses"]:
+            print(f"  [{lang} {case}: {kind}] {text!r}\n    stored   {got}\n"
+                  f"    expected {expected}")
     return 0
 
 

@@ -25,6 +25,7 @@ from .text import (
 )
 from .vocab import (
     COMMAND_END,
+    COMMAND_LEAD,
     COMMAND_TOOLS,
     COMMANDS,
     ENGINEERING_WORDS,
@@ -32,6 +33,10 @@ from .vocab import (
     STACK,
     STACK_MARKERS,
     STANDING,
+    TOOL_NOT,
+    TOOL_NOT_AFTER,
+    TOOL_YES,
+    CONTRAST_SPLIT,
 )
 
 # Everyday words that are also tool names: only their capitalised spelling names the tool.
@@ -99,9 +104,9 @@ def _command_text(raw: str) -> str:
     if quoted:  # quoted, the command is exactly what is inside (go test ./...)
         text = quoted.group("c").strip()
         return text if rx(r"^[A-Za-z./~$]").match(text) and len(text) <= 80 else ""
-    text = sub(COMMAND_END, "", raw)
+    text = sub(COMMAND_END, "", sub(COMMAND_LEAD, "", raw.strip()))
     # A final "." after a space is an argument (ruff check .); after a word it ends the sentence.
-    text = sub(r"(?<=\S)\.$", "", sub(r"[\s。！？；;!?，,]+$", "", text.strip()))
+    text = sub(r"(?<=[^\s.])\.$", "", sub(r"[\s。！？；;!?，,]+$", "", text.strip()))
     text = text.strip(" `'\"")
     # A command is code: it starts like one, has no Chinese in it and fits on a line.
     if not rx(r"^[A-Za-z./~$]").match(text) or chinese(text) or len(text) > 80:
@@ -110,20 +115,39 @@ def _command_text(raw: str) -> str:
 
 
 def _stack(sentence: str) -> list[tuple[str, str]]:
-    found = []
+    """The tools the sentence says are used. A tool it says is not (or no longer) used is left
+    out, and when one tool is said to stand where another was (bun now, not pnpm; 把 npm 换成
+    pnpm), the one used takes the other's role."""
+    used: list[tuple[str, str]] = []
+    dropped: list[str] = []
     # A tool named inside a quoted command (`npm run build`) is the command's, not the stack's.
     bare = sub(r"`[^`]*`", " ", sentence)
-    names = _named(bare)
-    for match in _stack_rx(names).finditer(bare) if names else ():
-        name = match.group("name")
-        if name.lower() in _AMBIGUOUS and not name[0].isupper():
-            continue
-        version = match.group("version")
-        key = STACK[name.lower()]
-        if any(k == key and v.split()[0].lower() == name.lower() for k, v in found):
-            continue  # Deno 2 … deno: one tool, named twice
-        found.append((key, f"{name} {version}" if version else name))
-    return found
+    for clause in split(CONTRAST_SPLIT, bare):
+        names = _named(clause) if clause else ()
+        for match in _stack_rx(names).finditer(clause) if names else ():
+            name = match.group("name")
+            before = clause[: match.start()]
+            if name.lower() in _AMBIGUOUS and not name[0].isupper() and not has(
+                    r"(?:\b(?:use|using|uses|to|on|with)|用|改用|换成)\s*$", before):
+                continue
+            key = STACK[name.lower()]
+            if _denied(before) or has(TOOL_NOT_AFTER, clause[match.end():]):
+                dropped.append(key)
+                continue
+            if any(k == key and v.split()[0].lower() == name.lower() for k, v in used):
+                continue  # Deno 2 … deno: one tool, named twice
+            version = match.group("version")
+            used.append((key, f"{name} {version}" if version else name))
+    roles = [k for k in dict.fromkeys(dropped) if k not in {k for k, _ in used}]
+    if len(used) == 1 and len(roles) == 1:
+        return [(roles[0], used[0][1])]
+    return used
+
+
+def _denied(before: str) -> bool:
+    """Whether the last word before a tool's name that says yes or no about it says no."""
+    said = [m.lastgroup for m in rx(f"(?P<no>{TOOL_NOT})|(?P<yes>{TOOL_YES})").finditer(before)]
+    return bool(said) and said[-1] == "no"
 
 
 @cache

@@ -4,8 +4,10 @@ never a mere dislike: recommending peanuts to someone allergic does harm, not di
 """
 from __future__ import annotations
 
-from .text import Item, Turn, clip, first, has, search, singular, split_items, sub
+from .text import Item, Turn, clip, first, has, search, singular, split, split_items, sub
 from .vocab import (
+    AIRBORNE,
+    ALLERGEN_END,
     ALLERGEN_TAIL,
     ALLERGY_EN,
     ALLERGY_ZH,
@@ -14,6 +16,9 @@ from .vocab import (
     DIET_PATH,
     DIETS,
     DOCTOR,
+    HEALTH_PATH,
+    MEDICINES,
+    OTHER_SUBJECT,
     STOP_EN,
 )
 
@@ -35,7 +40,8 @@ def _allergens(sentence: str, zh: bool) -> list[str]:
     if not match:
         return []
     found = []
-    for item in split_items(match.group("x"), zh):
+    raw = match.group("x") if zh else sub(ALLERGEN_END, "", match.group("x"))
+    for item in split_items(raw, zh):
         item = sub(ALLERGEN_TAIL, "", item) if zh else _singular(item)
         if zh and search(_NOT_ALLERGEN, item):
             continue
@@ -60,7 +66,10 @@ def _singular(word: str) -> str:
 def _diets(sentence: str, zh: bool) -> list[str]:
     found = []
     for chinese, english, pattern in DIETS:
-        if has(pattern, sentence):
+        match = search(pattern, sentence)
+        if match and has(OTHER_SUBJECT, split(r"[，,。；;]", sentence[: match.start()])[-1]):
+            continue  # 小王乳糖不耐受: someone else's diet
+        if match:
             # 纯素 already says 素食: one restriction, the stricter one.
             if english == "vegetarian" and ("纯素" in found or "vegan" in found):
                 continue
@@ -75,17 +84,25 @@ def _diets(sentence: str, zh: bool) -> list[str]:
 
 def _item(key: str, value: str, turn: Turn) -> Item:
     allergy = key == "allergy"
+    # A medicine or pollen is no recipe's ingredient: its allergy is health, not diet.
+    kind = ("medicine" if value.lower() in MEDICINES else "airborne" if value.lower() in AIRBORNE
+            else "food") if allergy else "diet"
     if turn.zh:
         title = f"对{value}过敏" if allergy else f"饮食限制：{value}"
-        content = (f"对{value}过敏：推荐菜谱时绝对不能含{value}。" if allergy
-                   else f"饮食限制：{value}，推荐菜谱时必须遵守。")
+        content = {"food": f"对{value}过敏：推荐菜谱时绝对不能含{value}。",
+                   "medicine": f"对{value}过敏（药物）：用药时必须避开{value}。",
+                   "airborne": f"对{value}过敏。",
+                   "diet": f"饮食限制：{value}，推荐菜谱时必须遵守。"}[kind]
         tags = ["健康", "过敏" if allergy else "饮食限制"]
     else:
         title = f"Allergic to {value}" if allergy else f"Diet: {value}"
-        content = (f"Allergic to {value}: never include {value} in recipes." if allergy
-                   else f"Dietary restriction: {value}; every recipe must respect it.")
+        content = {"food": f"Allergic to {value}: never include {value} in recipes.",
+                   "medicine": f"Allergic to {value} (a medicine): never take or suggest it.",
+                   "airborne": f"Allergic to {value}.",
+                   "diet": f"Dietary restriction: {value}; every recipe must respect it."}[kind]
         tags = ["health", "allergy" if allergy else "diet"]
-    node = {"scope": "user", "domain": COOKING, "categoryPath": list(DIET_PATH),
+    path = DIET_PATH if kind in ("food", "diet") else HEALTH_PATH
+    node = {"scope": "user", "domain": COOKING, "categoryPath": list(path),
             "type": "constraint", "key": key, "valueJson": value, "title": title,
             "content": content, "confidence": 0.95, "importance": 0.95, "tags": tags,
             "entities": [value], "sourceMessageIds": [turn.message_id], "explicit": True}

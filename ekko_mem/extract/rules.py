@@ -47,6 +47,7 @@ from .vocab import (
     COOKING_PREFIX,
     CUISINES_EN,
     CUISINES_ZH,
+    DESCRIBED,
     EN_CLAUSE,
     EXPLICIT,
     FLAVOUR_NOUNS,
@@ -64,12 +65,20 @@ from .vocab import (
     LIKE_EN,
     LIKE_ZH,
     LIMIT_ZH,
+    NOTE_PREFIX,
     NOT_FOOD_ZH,
+    NOW,
+    OTHER_SUBJECT,
+    PAST,
+    STATES,
     OK_EN,
+    OWN_TASTE,
     PROJECT_MARKERS,
     QUESTION,
     QUOTED,
     REMEMBER,
+    REFUSAL,
+    REFUSED_AFTER,
     REMEMBER_REQUEST,
     REPLACE_ALL,
     SENSITIVE,
@@ -124,6 +133,9 @@ def _from_message(message: dict, end_of_day: str) -> tuple[list[Item], str | Non
     kept, skipped = [], []
     for sentence in _sentences(text):
         reason = _skip_reason(sentence)
+        if not reason:
+            sentence = _present(sentence)
+            reason = None if sentence else "past"
         (skipped if reason else kept).append(reason or sentence)
     turn = _turn(str(message.get("id") or ""), kept, _chinese(text), end_of_day)
     items: list[Item] = []
@@ -164,6 +176,16 @@ def _skip_reason(sentence: str) -> str | None:
     return None
 
 
+def _present(sentence: str) -> str:
+    """The sentence without its clauses about the past only: 以前不吃香菜 was true then, and
+    "I used to hate olives but now I love them" says only the second half of now."""
+    if not _has(PAST, sentence):
+        return sentence
+    clauses = _split(r"(?<=[,，;；])|(?=\bbut\b)|(?=但是|不过|可是)", sentence)
+    kept = [c for c in clauses if not _has(PAST, c) or _has(NOW, c)]
+    return "".join(kept).strip(" ,，;；") if len(kept) < len(clauses) else sentence
+
+
 def _turn(message_id: str, sentences: list[str], zh: bool, end_of_day: str) -> _Turn:
     text = " ".join(sentences)
     health = next((c.strip(" ，,。.!！") for s in sentences for c in _clauses(s, zh)
@@ -179,7 +201,7 @@ def _from_sentence(sentence: str, turn: _Turn, facts: list[Fact]) -> list[Item]:
         # 必须先跑 `lint`，另外禁止推 main: a rule with no command beside the one that has it.
         rest = [c for c in _split(r"[，,；;]", sentence) if not engineering_items(c, turn)]
         return technical + [i for c in rest if (i := _project(c, turn)) is not None]
-    for rule in (_correction, _project, _task):
+    for rule in (_correction, _project, _task, _note):
         found_items = rule(sentence, turn)
         if found_items:
             return found_items if isinstance(found_items, list) else [found_items]
@@ -254,6 +276,8 @@ def _zh_number(text: str) -> int | None:
 # --- food preferences ------------------------------------------------------------------------
 
 def _food_facts(clause: str, sentence: str) -> list[Fact]:
+    if _someone_else(clause):
+        return []  # 小王不吃香菜 / Tom is avoiding gluten: not the user's own
     rest, fields, said = _scan_flavours(clause)
     facts: list[Fact] = [("flavour", fields, tuple(said))] if fields else []
     zh = _chinese(clause)
@@ -265,19 +289,33 @@ def _food_facts(clause: str, sentence: str) -> list[Fact]:
     return facts
 
 
+def _someone_else(clause: str) -> bool:
+    """Whether the clause's subject, the words before its first verb, is another person."""
+    head = _search(r"^(?P<h>.*?)(?:不|别|没|爱|喜欢|讨厌|偏|吃|要|想|对|是|能|可以|会|怕|受不了|"
+                   r"\b(?:hates?|likes?|loves?|eats?|avoid\w*|can't|doesn't|don't|"
+                   r"won't|prefers?|enjoys?|wants?|needs?|only)\b)", clause.strip())
+    return bool(head and head.group("h").strip() and _has(OTHER_SUBJECT, head.group("h")))
+
+
 def _scan_flavours(clause: str) -> tuple[str, dict[str, str], list[str]]:
     """Take flavour phrases out of the clause, so 不要太辣 is never read as avoiding 太辣."""
     fields: dict[str, str] = {}
     said: list[str] = []
 
     def take(match: re.Match[str]) -> str:
+        # A negation sits right before the word, a refusal right after it: bounded looks
+        # keep long texts linear instead of rescanning the whole clause at every match.
+        before = clause[max(0, match.start() - 40): match.start()]
+        after = clause[match.end(): match.end() + 40]
+        if _has(DESCRIBED, before) and not _has(OWN_TASTE, clause):
+            return match.group(0)  # 粤菜比较清淡 describes the dish, not the person
+        refused = _has(REFUSED_AFTER, after)
         # By folded spelling: the case-blind match also takes ſpicy or İ for spicy and i.
         for field, level in _flavour_table()[_fold(match.group(0))].items():
-            # A negation sits right before the word: a bounded look-back keeps long texts
-            # linear instead of rescanning the whole clause at every match.
-            before = clause[max(0, match.start() - 40): match.start()]
             negated = _has(r"[不别没][^，,]{0,2}$|\b(?:not|never|no|don't|can't|won't)\b"
                            r"(?:\s+\w+){0,2}\s*$", before)
+            if refused:
+                level = "none" if field == "spicy" else "low"
             fields[field] = "low" if level == "high" and negated else level
         said.append(match.group(0))
         return " "
@@ -321,7 +359,9 @@ def _ingredient_facts(kind: str, raw: str, sentence: str, zh: bool) -> list[Fact
         field = FLAVOUR_NOUNS.get(_sub(r"^(?:太|很|过于|too |very )", "", item))
         cuisine = _cuisine(item, zh)
         if field:
-            facts.append(("flavour", {field: "high" if kind == "like" else "low"}, (item,)))
+            level = "high" if kind == "like" else (
+                "none" if field == "spicy" and _has(REFUSAL, sentence) else "low")
+            facts.append(("flavour", {field: level}, (item,)))
         elif cuisine:
             if kind == "like":  # an avoided cuisine has no controlled key yet: dropped
                 facts.append(("cuisine", cuisine, (item,)))
@@ -491,7 +531,10 @@ def _correction(sentence: str, turn: _Turn) -> Item | None:
         if not match:
             continue
         subject = _sub(LEAD_ZH if turn.zh else LEAD_EN, "", match.group("x").strip().lower())
-        subject = subject if turn.zh else _singular(subject)
+        subject = _sub(r"(?:了|啦|的|吧|哦|呀)+$", "", subject) if turn.zh else _singular(subject)
+        if kind == "limit" and subject in FLAVOUR_NOUNS:
+            # 现在可以吃一点辣了: a little of a flavour is a level of it, not an ingredient.
+            return _food_item("flavour", {FLAVOUR_NOUNS[subject]: "low"}, [subject], turn)
         # Lifting an avoidance outright needs a known food; "the API is fine now" is not one.
         known = subject in FOODS if kind == "allow" else _is_food(subject, sentence, turn.zh)
         if subject and subject not in FLAVOUR_NOUNS and known:
@@ -563,6 +606,21 @@ def _task(sentence: str, turn: _Turn) -> Item | None:
         if text:
             return _task_item(state, text, turn)
     return None
+
+
+def _note(sentence: str, turn: _Turn) -> Item | None:
+    """Note to self: call the bank / 记一下：周五前交报告: a note that asks for a deed is a
+    task, one that reports it done closes one, and one that states something (the gym closes
+    at 9) is left to the other rules."""
+    match = _search(NOTE_PREFIX, sentence)
+    rest = match.group("x").strip() if match else ""
+    done = _task(rest, turn) if rest else None
+    if done is not None:
+        return done
+    if not rest or _has(STATES, rest) or _has(FOOD_CONTEXT, rest):
+        return None
+    text = _task_text(rest)
+    return _task_item("open", text, turn) if text else None
 
 
 def _task_text(raw: str) -> str:

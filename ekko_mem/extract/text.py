@@ -198,7 +198,8 @@ def split_items(raw: str, zh: bool) -> list[str]:
     """香菜和葱 -> [香菜, 葱]; "cilantro, onions or garlic please" -> [cilantro, onion, garlic]."""
     raw = raw.strip(" \t。！？，,.!?；;：:")
     if zh:
-        parts = split(r"[、,，/]|以及|还有|和|跟|与|及|或者?", raw)
+        parts = split(r"[、,，/]|以及|还有|和|跟|与|及|或者?|"
+                      r"也?(?:不吃|不喝|不要|别放|不放|不加|别加)", raw)
         return [p for p in (sub(ZH_ITEM_TAIL, "", sub(ZH_ITEM_LEAD, "", p.strip()))
                             for p in parts) if p]
     raw = sub(EN_ITEM_TAIL, "", sub(EN_ITEM_LEAD, "", raw.lower()))

@@ -8,6 +8,18 @@ Kept as one string a pattern, since thousands of small constants take long to
 compile where no bytecode is cached; text.py reads them once."""
 
 TRIGGERS: dict[str, str] = {
+    ('^\\s*(?:food|dishes|stuff)?\\s*(?:is|are)\\s+(?:a\\s+)?(?:total\\s+|complete\\s+|hard\\s+)?'
+     '(?:no-go|no go|no-no|off the table|off limits|out)\\b|^的?(?:我)?(?:完全|一点都|一点也|根本'
+     '|真的)?(?:不能吃|吃不了|不吃|不碰|受不了)'):
+        'in:不吃|不碰|out|不能吃|受不了|吃不了|no go|no-go|no-no|off limits|off the table',
+    ("完全|一点都|一点也|根本|绝对|不能吃|吃不了|不吃|不要|不碰|受不了|\\b(?:can't|cannot|never|n"
+     "o-go|no go|no-no|off limits|off the table|at all|won't)\\b"):
+        ("in:不吃|不碰|不要|完全|根本|绝对|一点也|一点都|不能吃|受不了|吃不了|can't|never|no go|n"
+         "o-go|no-no|won't|at all|cannot|off limits|off the table"),
+    '(?:比较|很|挺|蛮|非常|特别|相对|偏)\\s*$':
+        'in:偏|很|挺|蛮|比较|特别|相对|非常',
+    '我|口味|喜欢|偏好|偏爱|要|想|爱|\\b(?:i|my|prefer|like|want|love)\\b':
+        'in:i|想|我|爱|要|my|偏好|口味|喜欢|love|want|prefer',
     ('完全|全部|全都|一切|整个|彻底|\x08(?:completely|entirely|totally|everything|all of it|from '
      'scratch|start over)\x08'):
         ('in:一切|全部|全都|完全|彻底|整个|\x08totally\x08|\x08entirely\x08|\x08all of it\x08|'
@@ -39,17 +51,36 @@ TRIGGERS: dict[str, str] = {
         ('in:不再|从此不|再也不|今后都不|以后都不|anymore|any more|no longer|never again|from now'
          " on no|from now on, no|from now on don't|from now on never|from now on, don't|from now "
          "on, never|from now on i don't|from now on, i don't"),
-    ('今天|今晚|今日|这两天|这几天|最近|这周|本周|暂时|这顿|这次|\\b(?:today|tonight|this week|fo'
-     'r now|these days|lately|this time|right now|at the moment)\\b'):
-        ('in:今天|今日|今晚|暂时|最近|本周|这周|这次|这顿|这两天|这几天|today|lately|for now|toni'
-         'ght|right now|this time|this week|these days|at the moment'),
-    ('不舒服|胃疼|胃痛|肚子疼|生病|感冒|发烧|嗓子疼|喉咙痛|上火|拉肚子|难受|\\b(?:not feeling (?:'
-     "well|good|great)|feel(?:ing)? sick|i'm sick(?! of)|upset stomach|stomach ?ache|(?:have|got)"
-     ' (?:a cold|the flu)|sore throat|hung ?over|hangover)\\b'):
-        ('in:上火|发烧|感冒|生病|胃疼|胃痛|难受|不舒服|喉咙痛|嗓子疼|拉肚子|肚子疼|hangover|hungo'
-         "ver|i'm sick|feel sick|hung over|got a cold|got the flu|have a cold|sore throat|stomach"
-         'ache|feeling sick|have the flu|stomach ache|upset stomach|not feeling good|not feeling '
-         'well|not feeling great'),
+    ('今天|今晚|今日|这两天|这几天|最近|这周|本周|暂时|这顿|这次|这阵子|这段时间|这个周末|\\b(?:t'
+     'oday|tonight|this week|this weekend|for now|these days|lately|this time|right now|at the mo'
+     'ment|for the time being|for a (?:few|couple(?: of)?) (?:days|weeks)|for the next (?:few )?('
+     '?:days|weeks)|until (?:i|my|the)|till (?:i|my|the))\\b'):
+        ('in:今天|今日|今晚|暂时|最近|本周|这周|这次|这顿|这两天|这几天|这阵子|这个周末|这段时间|'
+         'today|lately|till i|for now|till my|tonight|until i|till the|until my|right now|this ti'
+         'me|this week|until the|these days|at the moment|for a few days|for a few weeks|for a co'
+         'uple days|for the next days|for a couple weeks|for the next weeks|for the time being|fo'
+         'r a couple of days|for a couple of weeks|for the next few days|for the next few weeks'),
+    ('不舒服|胃疼|胃痛|肚子疼|肚子痛|生病|感冒|发烧|嗓子疼|喉咙痛|上火|拉肚子|闹肚子|(?:身体|胃|'
+     '肚子|嗓子|喉咙|头|浑身)\\S{0,2}难受|我(?:今天|现在|有点|好|很)?难受|头疼|头痛|牙疼|牙痛|咳'
+     '嗽|嗓子发炎|肠胃炎|\\b(?:not feeling (?:well|good|great|too good|so good|100%)|feel(?:ing)?'
+     " (?:sick|ill|unwell|queasy|nauseous|awful|terrible|rough|under the weather)|i'm sick(?! of)"
+     "|i am sick(?! of)|(?:i'm|i am) (?:ill|unwell|nauseous|queasy)|upset stomach|stomach ?ache|t"
+     "ummy ?ache|(?:stomach|tummy|belly|gut)(?:'s| is| feels| has been)(?: \\w+)? (?:upset|off|ba"
+     'd|sore|acting up|killing me|hurting|not great)|(?:have|got|having) (?:a |an )?(?:cold|the f'
+     'lu|flu|fever|headache|migraine|toothache|cough|sore throat|stomach bug|food poisoning|upset'
+     ' stomach)|sore throat|hung ?over|hangover)\\b'):
+        ('in:上火|发烧|咳嗽|头疼|头痛|感冒|牙疼|牙痛|生病|胃疼|胃痛|不舒服|喉咙痛|嗓子疼|我难受|'
+         "拉肚子|肚子疼|肚子痛|肠胃炎|闹肚子|got |嗓子发炎|我好难受|我很难受|gut's|have |我今天难"
+         "受|我有点难受|我现在难受|gut is|belly's|having |i'm ill|tummy's|belly is|feel ill|hango"
+         "ver|hungover|i am ill|i'm sick|tummy is|feel sick|gut feels|hung over|i am sick|stomach"
+         "'s|tummyache|feel awful|feel rough|i'm queasy|i'm unwell|stomach is|tummy ache|belly fe"
+         'els|feel queasy|feel unwell|feeling ill|i am queasy|i am unwell|sore throat|stomachache'
+         "|tummy feels|feeling sick|gut has been|i'm nauseous|stomach ache|feel nauseous|feel ter"
+         'rible|feeling awful|feeling rough|i am nauseous|stomach feels|upset stomach|belly has b'
+         'een|feeling queasy|feeling unwell|tummy has been|feeling nauseous|feeling terrible|not '
+         'feeling 100%|not feeling good|not feeling well|stomach has been|not feeling great|not f'
+         'eeling so good|not feeling too good|feel under the weather|feeling under the weather#in'
+         ':难受+in:头|胃|喉咙|嗓子|浑身|肚子|身体'),
     ('(?:密码|口令|验证码|密钥|\\bpassword|\\bpasscode|\\bpasswd|\\bpin|\\bapi[ _-]?key|\\bsecret'
      '|\\btoken|\\bprivate key)\\s*(?:是|为|:|：|=|\\bis\\b)\\s*\\S|我的(?:密码|银行卡|卡号|身份'
      '证|手机号|电话号码?)|身份证号|银行卡号|信用卡号|\\bmy (?:password|pin|credit card|card numb'
@@ -72,10 +103,14 @@ TRIGGERS: dict[str, str] = {
     ('(?:写着|写的是|说|说过|说的是|提到|\\b(?:says|said|reads|wrote|writes|read)\\b)[^“”\\"「」]'
      '{0,10}[“「\\"]'):
         'in:说|写着|提到|写的是|read|said|says|wrote|writes+in:"|“|「',
-    ('如果|假如|假设|要是|万一|倘若|^(?:if|suppose|imagine)\\b|\\b(?:what if|hypothetically|what '
-     'would happen)\\b'):
-        ('^:if|imagine|suppose#in:万一|倘若|假如|假设|如果|要是|what if|hypothetically|what would'
-         ' happen'),
+    ('如果|假如|假设|要是|万一|倘若|可能|也许|或许|说不定|考虑|打算换|想换|^(?:if|suppose|imagine'
+     ')\\b|\\b(?:what if|hypothetically|what would happen|in theory|someday|some day|at some poin'
+     't|maybe|perhaps|probably|thinking (?:about|of)|considering|wondering|(?<!you )(?<!u )(?:cou'
+     'ld|might|would)(?! you\\b)(?! u\\b)(?! like\\b)(?! love\\b)(?! prefer\\b)(?! rather\\b)|(?:'
+     "i|we)'d(?! like\\b)(?! love\\b)(?! prefer\\b)(?! rather\\b))\\b"):
+        ("^:if|imagine|suppose#in:万一|也许|倘若|假如|假设|可能|如果|想换|或许|考虑|要是|i'd|打算"
+         "换|说不定|we'd|could|maybe|might|would|perhaps|someday|what if|probably|some day|in the"
+         'ory|wondering|considering|thinking of|at some point|hypothetically|thinking about'),
     ('[?？]\\s*$|[吗呢么][。！!\\s]*$|什么|怎么|怎样|为什么|为啥|哪些|哪个|哪里|如何|多少|是不是|'
      '要不要|能不能|可不可以|有没有|^(?:what|how|why|when|where|which|who|whose|should|shall|can|'
      'could|would|is|are|am|was|were|does|did|do(?! not\\b)|will)\\b'):
@@ -86,18 +121,20 @@ TRIGGERS: dict[str, str] = {
      'n|could|would|will) you )?(?:please )?(?:remember|note|make a note|keep in mind)\\b'):
         'in:下|住|录|note|remember|keep in mind',
     ('老婆|老公|妻子|丈夫|太太|媳妇|男朋友|女朋友|男友|女友|朋友|同事|室友|家人|妈妈|爸爸|母亲|父'
-     '亲|儿子|女儿|孩子|宝宝|哥哥|姐姐|弟弟|妹妹|奶奶|爷爷|外婆|外公|老板|领导|客人|别人|(?<![其'
-     '吉])他|她|\\bmy (?:wife|husband|partner|spouse|friends?|mom|mum|mother|dad|father|parents|s'
-     'on|daughter|kids?|children|child|baby|boss|colleagues?|coworkers?|roommates?|girlfriend|boy'
-     'friend|brother|sister|family|grandma|grandpa|guests?)\\b|^(?:he|she|they)\\b|\\b(?:he|she) '
-     "(?:doesn't|does not|hates|likes|loves|eats|can't|is)\\b"):
+     '亲|儿子|女儿|孩子|宝宝|哥哥|姐姐|弟弟|妹妹|奶奶|爷爷|外婆|外公|老板|领导|客人|别人|我(?:爸|'
+     '妈|哥|姐|弟|妹|爷|奶|公|婆|外婆|外公|舅|姨|叔|婶)|老(?:爸|妈)|(?<![其吉])他|她|\\bmy (?:wif'
+     'e|husband|partner|spouse|friends?|mom|mum|mother|dad|father|parents|son|daughter|kids?|chil'
+     'dren|child|baby|boss|colleagues?|coworkers?|roommates?|girlfriend|boyfriend|brother|sister|'
+     "family|grandma|grandpa|guests?)\\b|^(?:he|she|they)\\b|\\b(?:he|she) (?:doesn't|does not|ha"
+     "tes|likes|loves|eats|can't|is)\\b"):
         ('^:he|she|they#in:他|她|丈夫|儿子|别人|同事|哥哥|外公|外婆|太太|女儿|女友|奶奶|妈妈|妹妹'
-         '|妻子|姐姐|媳妇|孩子|宝宝|客人|室友|家人|弟弟|朋友|母亲|父亲|爷爷|爸爸|男友|老公|老婆|'
-         '老板|领导|he is|my dad|my kid|my mom|my mum|my son|he eats|my baby|my boss|my wife|he c'
-         "an't|he hates|he likes|he loves|my child|my guest|my family|my father|my friend|my moth"
-         "er|my sister|my spouse|he doesn't|my brother|my grandma|my grandpa|my husband|my parent"
-         's|my partner|he does not|my coworker|my daughter|my roommate|my boyfriend|my colleague|'
-         'my girlfriend'),
+         '|妻子|姐姐|媳妇|孩子|宝宝|客人|室友|家人|弟弟|我公|我叔|我哥|我奶|我妈|我妹|我姐|我姨|'
+         '我婆|我婶|我弟|我爷|我爸|我舅|朋友|母亲|父亲|爷爷|爸爸|男友|老公|老妈|老婆|老板|老爸|领'
+         "导|he is|my dad|my kid|my mom|my mum|my son|he eats|my baby|my boss|my wife|he can't|he"
+         ' hates|he likes|he loves|my child|my guest|my family|my father|my friend|my mother|my s'
+         "ister|my spouse|he doesn't|my brother|my grandma|my grandpa|my husband|my parents|my pa"
+         'rtner|he does not|my coworker|my daughter|my roommate|my boyfriend|my colleague|my girl'
+         'friend'),
     ('做饭|做菜|菜谱|食谱|下厨|烹饪|饮食|口味|食材|忌口|吃|饭|餐|菜(?![单鸟])|\\b(?:foods?|cook\\'
      'w*|recipes?|eat|eats|eating|meals?|dish|dishes|dinner|lunch|breakfast|menu|cuisine|kitchen|'
      'diet|snacks?)\\b'):
@@ -142,6 +179,10 @@ TRIGGERS: dict[str, str] = {
     ('^(?P<x>[\\u4e00-\\u9fff]{1,6}?)(?:也|就|都|还是)?(?:别|不要|不用|甭)(?:放|加|用)(?:了|啦|吧'
      ')?[。！!.]*$'):
         'in:别加|别放|别用|甭加|甭放|甭用|不用加|不用放|不用用|不要加|不要放|不要用',
+    ('^(?:但是|不过|可是|就是|而且)?(?P<x>[\\u4e00-\\u9fff]{1,6}?)(?:的|类的|的东西)?(?:我)?(?:是'
+     ')?(?:也|就|都|还是|完全|一点都|一点也|根本|真的|实在|先|暂时|就先|最近)*(?:不能吃|吃不了|不'
+     '吃|不碰|碰不了|受不了|不喝|不爱吃)(?:了|啦|的)?[。！!.]*$'):
+        'in:不吃|不喝|不碰|不爱吃|不能吃|受不了|吃不了|碰不了',
     ('(?:别给我推荐|不要给我推荐|别推荐|不要推荐|别给我放|不要给我放|别给我|不要给我|不要放|别放|'
      '不放|不要加|别加|不加|不太喜欢吃|不太喜欢|不喜欢吃|不喜欢|不想吃|不爱吃|不吃|讨厌吃|讨厌|忌'
      '口|不能吃|吃不了|避开|不要)[:：]?\\s*(?P<x>.+)'):
@@ -161,6 +202,10 @@ TRIGGERS: dict[str, str] = {
         'in:hold|skip|leave out',
     '^(?:no|hold the|without)\\s+(?P<x>.+)':
         '^:no|without|hold the',
+    ('^(?:but\\s+|and\\s+)?(?P<x>[a-z][a-z ]{0,30}?)\\s+(?:is|are)\\s+(?:a\\s+)?(?:total\\s+|comp'
+     'lete\\s+|hard\\s+|big\\s+)?(?:no-go|no go|no-no|off the table|off limits|out of the questio'
+     'n|a hard no)\\b'):
+        'in:no go|no-go|no-no|a hard no|off limits|off the table|out of the question+in:is|are',
     ('(?<!不)(?:最喜欢吃|最喜欢|喜欢吃|喜欢|偏好|偏爱|爱吃|最爱|想吃|想做个?|多放点?|多加点?|多用'
      '点?)(?P<x>.+)'):
         'in:偏好|偏爱|喜欢|多加|多放|多用|想做|想吃|最爱|爱吃',
@@ -204,6 +249,23 @@ TRIGGERS: dict[str, str] = {
      'mall amounts? of|a small amount of|the)\\s+)+'):
         ('^:ok|so|but|now|the|also|well|a bit|i guess|i think|a little|actually|small amount of|s'
          'mall amounts of|a small amount of'),
+    ('交|交上去|交上|付|缴|还|寄|寄出去|发|发出去|办|办好|续|续好|取|取回来|拿|拿回来|修|修好|订|'
+     '订好|约|约好|买|买好|洗|洗好|签|签好|报|退|送|搬|剪|扔|充|补|换|写|打|回|提交|处理|处理好|'
+     '解决|搞|弄|做|整理|收拾|打扫|预约|预订|续费|缴费|还清'):
+        ('in:买|交|付|修|做|充|写|剪|办|发|取|回|寄|弄|打|扔|报|拿|换|搞|搬|洗|签|约|续|缴|补|订|'
+         '还|退|送|处理|收拾|整理|解决'),
+    ('called|rang|phoned|texted|messaged|submitted|paid|sent|emailed|mailed|posted|booked|renewed'
+     '|returned|picked up|dropped off|filed|cancel(?:l)?ed|scheduled|fixed|repaired|cleaned|finis'
+     'hed|completed|handed in|turned in|signed|replied to|answered|bought|ordered|sorted out|took'
+     ' care of|dealt with|wrapped up|got back to|collected|registered for|signed up for|backed up'
+     '|uploaded|printed|washed|did|made|wrote|sent off|mailed off|topped up|refilled|renewed|clea'
+     'red|settled|confirmed|reserved|applied for'):
+        ('in:did|made|paid|rang|sent|filed|fixed|wrote|booked|bought|called|mailed|phoned|posted|'
+         'signed|texted|washed|cleaned|cleared|ordered|printed|renewed|settled|answered|canceled|'
+         'finished|messaged|refilled|repaired|reserved|returned|uploaded|backed up|cancelled|coll'
+         'ected|completed|confirmed|handed in|picked up|scheduled|submitted|topped up|turned in|d'
+         'ealt with|replied to|sorted out|wrapped up|applied for|dropped off|got back to|took car'
+         'e of|registered for'),
     '^(?:我们?)?(?:已经)?(?:完成了|做完了|搞定了|已完成)[:：]?\\s*(?P<x>.+)':
         'in:做完了|完成了|已完成|搞定了',
     '^(?P<x>.+?)(?:已经)?(?:完成了|做完了|搞定了|已完成)了?[。！!.]*$':
@@ -214,16 +276,61 @@ TRIGGERS: dict[str, str] = {
         '^:i+in:finished|completed|done with',
     '^(?P<x>.+?)\\s+(?:is|are)\\s+(?:done|finished|complete)[.!]*$':
         'in:done|complete|finished+in:is|are',
-    '^(?:todo|to-do|待办(?:事项)?|任务)\\s*[:：-]\\s*(?P<x>.+)':
-        '^:任务|待办|todo|to-do+in:-|:|：',
+    ('^(?:我们?|咱们?)?(?:已经|终于|总算|刚|刚刚)?(?:把)?(?P<x>[^，,。；;不没未别要得该想会前准记'
+     ']{2,16}?)(?:已经|都|也|终于|总算|刚|刚刚)?(?:交|交上去|交上|付|缴|还|寄|寄出去|发|发出去|办'
+     '|办好|续|续好|取|取回来|拿|拿回来|修|修好|订|订好|约|约好|买|买好|洗|洗好|签|签好|报|退|送|'
+     '搬|剪|扔|充|补|换|写|打|回|提交|处理|处理好|解决|搞|弄|做|整理|收拾|打扫|预约|预订|续费|缴'
+     '费|还清)(?:好|完|掉|到|回来|出去|上去|过去)?了[。！!~～.]*$'):
+        ('in:了+in:买|交|付|修|做|充|写|剪|办|发|取|回|寄|弄|打|扔|报|拿|换|搞|搬|洗|签|约|续|缴|'
+         '补|订|还|退|送|处理|收拾|整理|解决'),
+    ("^(?:ok|okay|so|yay|finally|phew|well|btw|fyi|update)?[,!:\\s]*(?:i|we)(?:'ve| have)?\\s+(?:"
+     'just\\s+|finally\\s+|already\\s+|now\\s+)?(?P<x>(?:called|rang|phoned|texted|messaged|submi'
+     'tted|paid|sent|emailed|mailed|posted|booked|renewed|returned|picked up|dropped off|filed|ca'
+     'ncel(?:l)?ed|scheduled|fixed|repaired|cleaned|finished|completed|handed in|turned in|signed'
+     '|replied to|answered|bought|ordered|sorted out|took care of|dealt with|wrapped up|got back '
+     'to|collected|registered for|signed up for|backed up|uploaded|printed|washed|did|made|wrote|'
+     'sent off|mailed off|topped up|refilled|renewed|cleared|settled|confirmed|reserved|applied f'
+     'or)\\s+.+)'):
+        ('in:did|made|paid|rang|sent|filed|fixed|wrote|booked|bought|called|mailed|phoned|posted|'
+         'signed|texted|washed|cleaned|cleared|ordered|printed|renewed|settled|answered|canceled|'
+         'finished|messaged|refilled|repaired|reserved|returned|uploaded|backed up|cancelled|coll'
+         'ected|completed|confirmed|handed in|picked up|scheduled|submitted|topped up|turned in|d'
+         'ealt with|replied to|sorted out|wrapped up|applied for|dropped off|got back to|took car'
+         'e of|registered for+in:i|we'),
+    '^(?:todo|to-do|to do|待办(?:事项)?|任务)\\s*[:：-]\\s*(?P<x>.+)':
+        '^:任务|待办|todo|to do|to-do+in:-|:|：',
     '^todo\\s+(?P<x>.+)':
         '^:todo',
-    '(?:我需要|提醒我|别忘了|不要忘了)(?P<x>.+)':
-        'in:别忘了|我需要|提醒我|不要忘了',
-    "\\b(?:i need to|remind me to|don't forget to)\\s+(?P<x>.+)":
-        "in:i need to|remind me to|don't forget to",
-    '^(?:吃|用|放|加|给我|任何|带|有|推荐)+':
-        '^:加|吃|带|放|有|用|任何|推荐|给我',
+    '(?:我需要|提醒我|别忘了|不要忘了|记得要?|要记得|我得(?!了)|我还得|回头要?)(?P<x>.+)':
+        'in:回头|我得|记得|别忘了|我还得|我需要|提醒我|不要忘了',
+    ("\\b(?:i need to|remind me to|don't forget to|remember to|i have to|i've got to|i gotta|i mu"
+     'st|i still need to|i still have to|need to)\\s+(?!(?:say|admit|agree|tell you|be honest|lau'
+     'gh|go now)\\b)(?P<x>.+)'):
+        ("in:i must|i gotta|need to|i have to|i've got to|remember to|remind me to|don't forget t"
+         'o|i still have to'),
+    ('^(?:note to self|self[- ]note|reminder|memo|to do|todo|备忘(?:录)?|记一下|帮我记(?:一下|着|'
+     '下)?|提醒(?:我|一下)?|待办)\\s*[:：,，-]\\s*(?P<x>.+)'):
+        ('^:备忘|待办|提醒|帮我记|记一下|memo|todo|to do|reminder|self note|self-note|note to sel'
+         'f+in:,|-|:|，|：'),
+    ("^(?:i|i'm|i've|we|we're|my|our|the|this|that|it|it's|there|he|she|they|his|her|their|[a-z]+"
+     "'s)\\b|^(?:我|咱|这|那|他|她|它)|\\b(?:is|are|was|were|has|have|had)\\b|是|有"):
+        "^:他|咱|她|它|我|这|那#in:i|是|有|'s|he|my|we|are|had|has|our|was|have|that",
+    ('以前|之前|过去|曾经|原来|小时候|那时候|那会儿|上学的时候|\\b(?:used to|back then|as a kid|w'
+     'hen i was (?:a kid|young|little|in)|in the past|previously|formerly|years ago|once)\\b'):
+        ('in:之前|以前|原来|曾经|过去|小时候|那会儿|那时候|once|上学的时候|used to|as a kid|forme'
+         'rly|back then|years ago|previously|in the past|when i was in|when i was young|when i wa'
+         's little'),
+    '现在|如今|目前|这几年|从现在|\\b(?:now|these days|nowadays|currently|anymore|any more)\\b':
+        'in:如今|现在|目前|now|这几年|anymore|any more|currently|these days',
+    ('(?:小|老|阿)[\\u4e00-\\u9fff]|[\\u4e00-\\u9fff](?:总|哥|姐|叔|姨|老师|先生|女士|同学|医生|'
+     '师傅)|他们|她们|大家|有人|人家|对方|客户|孩子们|\\b(?:he|she|they|his|her|their|someone|eve'
+     "ryone|nobody|people)\\b|(?-i:\\b(?!I\\b)[A-Z][a-z]+(?:'s)?\\s+(?:is|was|has|does|doesn't|ca"
+     "n't|won't|really|also|just|never|always|usually|only)\\s+(?:\\w+\\s+)?$)"):
+        ('in:叔|哥|姐|姨|小|总|老|阿|he|is|人家|他们|先生|医生|同学|大家|女士|她们|客户|对方|师傅'
+         "|有人|has|was|孩子们|also|does|just|only|can't|never|won't|always|nobody|people|really|"
+         'someone|usually|everyone'),
+    '^(?:的就是|的是|就是|是|吃|用|放|加|给我|任何|带|有|推荐)+':
+        '^:加|吃|带|放|是|有|用|任何|就是|推荐|的是|给我|的就是',
     '(?:了|啦|哦|吧|啊|呀|嘛|吗|呢|的菜|的东西|的食物|这类的?|之类的?|等等?|的)+$':
         'in:了|吗|吧|呀|呢|哦|啊|啦|嘛|的|等|之类|这类',
     ('^(?:(?:any|the|a|an|some|more|much|too much|anything with|food with|foods with|dishes with|'
@@ -237,16 +344,23 @@ TRIGGERS: dict[str, str] = {
     '太|很|什么|这|那|我|你|他|她|它|一点|东西|麻烦|担心|客气|着急|忘|事|人|话|时间|方案|问题':
         ('in:事|人|他|你|太|她|它|很|忘|我|话|这|那|一点|东西|什么|客气|担心|方案|时间|着急|问题|'
          '麻烦'),
-    ('\\s*[,;]\\s*(?=(?:but|so|though|although|also|plus|please|nothing|no|just|i|we|and i)\\b)|'
-     '\\s+(?:but|and|so)\\s+(?=(?:i|we)\\b)'):
-        'in:,|;+in:i|no|so|we|but|just|plus|please|though#in:so|and|but+in:i|we',
+    ('\\s*[,;]\\s*(?:and\\s+|plus\\s+)?(?=(?:but|so|though|although|also|plus|please|nothing|no|j'
+     "ust|i|we|don't|never|hold|skip|without)\\b)|\\s+(?:but|and|so|plus)\\s+(?=(?:i|we|i'm|i'd|n"
+     "o|nothing|without|hold the|skip|don't|never|please don't)\\b)"):
+        ("in:,|;+in:i|no|so|we|but|hold|just|plus|don't|never|please|though#in:so|and|but|plus+in"
+         ":i|no|we|don't|never|hold the"),
     ('^(?:(?:以后|今后)?(?:都|也)?(?:请|麻烦)?(?:帮我|给我)?(?:记住|记下|记一下|记录一下|记录|记'
-     '着)|(?:请|麻烦)?(?:别忘了|不要忘了|注意|备注)|(?:please\\s+)?(?:remember|note|keep in mind|'
-     "don'?t forget|do not forget|make a note)(?:\\s+of)?\\b)\\s*(?:that\\s+)?[,，:：]?\\s*"):
-        ("in:备注|注意|记下|记住|记录|记着|别忘了|记一下|note|不要忘了|remember|dont forget|don't"
-         ' forget|keep in mind|do not forget'),
+     '着)|(?:请|麻烦)?(?:别忘了|不要忘了|注意|备注)|(?:备忘(?:录)?|提醒一下)|(?:please\\s+)?(?:no'
+     "te to self|self[- ]note|reminder|memo|fyi|btw|remember|note|keep in mind|don'?t forget|do n"
+     'ot forget|make a note)(?:\\s+of)?\\b)\\s*(?:that\\s+)?[,，:：]?\\s*'):
+        ('in:备忘|备注|注意|记下|记住|记录|记着|btw|fyi|别忘了|记一下|memo|note|不要忘了|提醒一下'
+         "|remember|reminder|dont forget|don't forget|keep in mind|do not forget"),
     '(?:也|都|还|又|有点|特别|严重|比较)+$':
         'in:也|又|还|都|严重|有点|比较|特别',
+    ('\\s*(?:[,;:(]|\\s-\\s|\\s(?:so|but|because|which|though|and (?:i|we|so|it|that|you|my|pleas'
+     'e)|please|thanks|lol|haha|when|if|since|as|too|also|which)\\b).*$'):
+        ('in:(|,|-|:|;|as|if|so|but|lol|too|haha|when|and i|since|which|and my|and we|thanks|thou'
+         'gh|and you|because|and that'),
     '(?:^|我|[，,、；;]|也|还)(?:一直|从小|严重)?对(?P<x>[^，,。；;]+?)(?<!不)过敏':
         'in:过敏+in:对',
     '我(?:有)?(?P<x>[\\u4e00-\\u9fff、和]{1,12}?)(?<!不)过敏':
@@ -315,27 +429,28 @@ TRIGGERS: dict[str, str] = {
         "in:habit+in:have|'ve got+in:of",
     '\\bmy\\s+(?:daily\\s+|morning\\s+|evening\\s+)?routine\\s+is\\s+(?P<x>.+)':
         'in:routine+in:my+in:is',
-    ('我们(?:项目)?(?:一直|现在|目前)?(?:用|使用|采用|用的是|基于)|项目(?:用|使用|基于|采用)|技术'
-     '栈|前端|后端|数据库|框架|运行时|包管理|依赖|脚本|服务端|客户端|\\b(?:backend|frontend|datab'
-     'ase|db|stack|dashboard|server|service|api|app|deps|dependencies|packages|runtime|workers?|t'
-     "ooling|admin tool)\\b|\\bwe(?:'re| are)?\\s+(?:use|using|run|running|on|built on|build on|b"
-     'uild with|write|code|develop)\\b|\\b(?:our|the)\\s+(?:stack|project|app|service|backend|fro'
-     'ntend|codebase|repo)\\s+(?:uses|is|runs on|is built (?:on|with)|is written in)\\b|\\bwritte'
-     'n in\\b|\\bbuilt (?:with|on)\\b'):
-        ('in:db|依赖|前端|后端|框架|脚本|api|app|包管理|客户端|我们用|技术栈|数据库|服务端|运行时'
-         '|项目用|deps|我们使用|我们基于|我们采用|项目使用|项目基于|项目采用|stack|我们一直用|我'
-         '们现在用|我们目前用|server|worker|我们一直使用|我们一直基于|我们一直采用|我们现在使用|'
-         '我们现在基于|我们现在采用|我们目前使用|我们目前基于|我们目前采用|backend|runtime|servic'
-         'e|tooling|我们项目一直用|我们项目现在用|我们项目目前用|built on|database|frontend|packa'
-         'ges|我们项目一直使用|我们项目一直基于|我们项目一直采用|我们项目现在使用|我们项目现在基'
-         '于|我们项目现在采用|我们项目目前使用|我们项目目前基于|我们项目目前采用|dashboard|admin '
-         'tool|built with|written in|dependencies#in:our|the+in:app|repo|stack|backend|project|se'
-         'rvice|codebase|frontend+in:is|uses|runs on#in:we+in:on|run|use|code|using|write|develop'
-         '|build with'),
-    '(?:测试|单测|跑测试)(?:的)?命令(?:是|为|用|：|:)\\s*(?P<x>.+)':
-        ('in:单测命令:|单测命令为|单测命令是|单测命令用|单测命令：|测试命令:|测试命令为|测试命令'
-         '是|测试命令用|测试命令：|单测的命令:|单测的命令为|单测的命令是|单测的命令用|单测的命令'
-         '：|测试的命令:|测试的命令为|测试的命令是|测试的命令用|测试的命令：'),
+    ('我们(?:项目)?(?:一直|现在|目前)?(?:用|使用|采用|用的是|基于)|换成|改用|换用|迁到|迁移到|切'
+     '换到|切到|\\b(?:switch(?:ed|ing)?|mov(?:ed|ing)|migrat(?:ed|ing)|port(?:ed|ing)) (?:\\w+ )?'
+     '(?:from|to|over to)\\b|\\breplac(?:ed|ing)\\b|项目(?:用|使用|基于|采用)|技术栈|前端|后端|数'
+     '据库|框架|运行时|包管理|依赖|脚本|服务端|客户端|\\b(?:backend|frontend|database|db|stack|da'
+     'shboard|server|service|api|app|deps|dependencies|packages|runtime|workers?|tooling|admin to'
+     "ol)\\b|\\bwe(?:'re| are)?\\s+(?:use|using|run|running|on|built on|build on|build with|write"
+     '|code|develop)\\b|\\b(?:our|the)\\s+(?:stack|project|app|service|backend|frontend|codebase|'
+     'repo)\\s+(?:uses|is|runs on|is built (?:on|with)|is written in)\\b|\\bwritten in\\b|\\bbuil'
+     't (?:with|on)\\b'):
+        ('in:db|依赖|切到|前端|后端|换成|换用|改用|框架|脚本|迁到|api|app|切换到|包管理|客户端|我'
+         '们用|技术栈|数据库|服务端|迁移到|运行时|项目用|deps|我们使用|我们基于|我们采用|项目使用'
+         '|项目基于|项目采用|stack|我们一直用|我们现在用|我们目前用|server|worker|我们一直使用|我'
+         '们一直基于|我们一直采用|我们现在使用|我们现在基于|我们现在采用|我们目前使用|我们目前基'
+         '于|我们目前采用|backend|runtime|service|tooling|我们项目一直用|我们项目现在用|我们项目'
+         '目前用|built on|database|frontend|packages|replaced|我们项目一直使用|我们项目一直基于|'
+         '我们项目一直采用|我们项目现在使用|我们项目现在基于|我们项目现在采用|我们项目目前使用|我'
+         '们项目目前基于|我们项目目前采用|dashboard|replacing|admin tool|built with|written in|de'
+         'pendencies#in:moved |moving |ported |switch |porting |migrated |switched |migrating |sw'
+         'itching +in:to|from#in:our|the+in:app|repo|stack|backend|project|service|codebase|front'
+         'end+in:is|uses|runs on#in:we+in:on|run|use|code|using|write|develop|build with'),
+    '(?:测试|单测|跑测试)(?:的)?命令(?:现在)?(?:是|为|用|：|:|改成|换成|改为)\\s*(?P<x>.+)':
+        'in:单测命令|测试命令|单测的命令|测试的命令+in::|为|是|用|：|换成|改成',
     '(?:跑|运行|执行)?(?:单元)?测试(?:用|使用|是|跑)\\s*(?P<x>[`A-Za-z.].*)':
         'in:测试是|测试用|测试跑|测试使用',
     '\\btests?\\s+(?:run|runs|are run|is run)\\s+(?:with|using|via)\\s+(?P<x>.+)':
@@ -352,12 +467,9 @@ TRIGGERS: dict[str, str] = {
         'in:with+in:test',
     '\\buse\\s+(?P<x>.+?)\\s+to\\s+run\\s+(?:the\\s+|all\\s+)?tests\\b':
         'in:tests+in:use+in:run',
-    '(?:构建|编译|打包)(?:的)?命令(?:是|为|用|：|:)\\s*(?P<x>.+)':
-        ('in:打包命令:|打包命令为|打包命令是|打包命令用|打包命令：|构建命令:|构建命令为|构建命令'
-         '是|构建命令用|构建命令：|编译命令:|编译命令为|编译命令是|编译命令用|编译命令：|打包的命'
-         '令:|打包的命令为|打包的命令是|打包的命令用|打包的命令：|构建的命令:|构建的命令为|构建的'
-         '命令是|构建的命令用|构建的命令：|编译的命令:|编译的命令为|编译的命令是|编译的命令用|编'
-         '译的命令：'),
+    '(?:构建|编译|打包)(?:的)?命令(?:现在)?(?:是|为|用|：|:|改成|换成|改为)\\s*(?P<x>.+)':
+        ('in:打包命令|构建命令|编译命令|打包的命令|构建的命令|编译的命令+in::|为|是|用|：|换成|改'
+         '成'),
     '(?:构建|编译|打包)(?:用|使用|是)\\s*(?P<x>[`A-Za-z.].*)':
         'in:打包是|打包用|构建是|构建用|编译是|编译用|打包使用|构建使用|编译使用',
     '\\bbuilds?\\s+(?:with|using|via)\\s+(?P<x>.+)':
@@ -370,13 +482,9 @@ TRIGGERS: dict[str, str] = {
         'in:build+in:via|with|using',
     '\\buse\\s+(?P<x>.+?)\\s+to\\s+build\\b':
         'in:build+in:use+in:to',
-    '(?:代码检查|lint|格式检查)(?:的)?命令(?:是|为|用|：|:)\\s*(?P<x>.+)':
-        ('in:lint命令:|lint命令为|lint命令是|lint命令用|lint命令：|代码检查命令:|代码检查命令为|'
-         '代码检查命令是|代码检查命令用|代码检查命令：|格式检查命令:|格式检查命令为|格式检查命令'
-         '是|格式检查命令用|格式检查命令：|lint的命令:|lint的命令为|lint的命令是|lint的命令用|lin'
-         't的命令：|代码检查的命令:|代码检查的命令为|代码检查的命令是|代码检查的命令用|代码检查的'
-         '命令：|格式检查的命令:|格式检查的命令为|格式检查的命令是|格式检查的命令用|格式检查的命'
-         '令：'),
+    '(?:代码检查|lint|格式检查)(?:的)?命令(?:现在)?(?:是|为|用|：|:|改成|换成|改为)\\s*(?P<x>.+)':
+        ('in:lint命令|代码检查命令|格式检查命令|lint的命令|代码检查的命令|格式检查的命令+in::|为|'
+         '是|用|：|换成|改成'),
     '(?:代码检查|lint|格式检查)\\s*(?:用|使用|是)\\s*(?P<x>[`A-Za-z.].*)':
         'in:lint|代码检查|格式检查+in:是|用',
     '(?:用|使用)\\s*(?P<x>[`A-Za-z.][^，。；]*?)\\s*(?:来)?(?:做)?(?:代码检查|lint)':
@@ -388,16 +496,51 @@ TRIGGERS: dict[str, str] = {
     '\\buse\\s+(?P<x>.+?)\\s+to\\s+lint\\b':
         'in:lint+in:use+in:to',
     ('\\s+(?:before|after|when|whenever|every|each|first|then|and then|please|instead|so that|so|'
-     'because|if|on)\\b.*$|[，。；;]\\s*.*$|\\s+(?:之前|以前|以后|前|后).*$|(?:之前|以前|来|再).*'
-     '$'):
-        ('in:;|。|再|前|后|来|，|；|if|on|so|each|then|when|after|every|first|before|please|becau'
-         'se|instead'),
+     'because|if|on|now|these days|nowadays|anymore|not|rather than)\\b.*$|,\\s*(?:not|instead|ra'
+     'ther|but|and|so)\\b.*$|[，。；;]\\s*.*$|\\s+(?:之前|以前|以后|前|后).*$|(?:之前|以前|来|再)'
+     '.*$|\\s*(?:了|啦|哈|喔|哦)+$'):
+        ('in:;|。|了|再|前|后|哈|哦|啦|喔|来|，|；|if|on|so|not|now|each|then|when|after|every|fi'
+         'rst|before|please|anymore|because|instead|these days|rather than#in:so|and|but|not|rath'
+         'er|instead+in:,'),
+    ('^(?:(?:now|currently|actually|just|simply|still|always|from now on|going forward|now just)'
+     '\\s+|(?:现在|目前|改成|换成|改为|改用|统一|一律|都)\\s*)+'):
+        ('^:都|一律|换成|改为|改成|改用|现在|目前|统一|now|just|still|always|simply|actually|curr'
+         'ently|from now on|going forward'),
+    ('\\b(?:(?:ignore|forget|disregard|scratch) (?:what i said|that)(?: about)?|used to use|used '
+     'to run|previously used|formerly used|ignore|disregard|not|no longer|instead of|rather than|'
+     "never|don't|do not|doesn't|does not|didn't|stopped using|stop using|quit|dropped|ditched|go"
+     't rid of|away from|off of|moved off|replac(?:e|ed|ing)|from)\\b|原来用|以前用|之前用|过去用'
+     '|曾经用|不跑|不再跑|而不是|不是|不用|不再用|不再|没用|没有用|别用|不要用|不使用|弃用|放弃|'
+     '抛弃|换掉|去掉|替换掉|替换|从|把'):
+        ('in:从|把|不再|不是|不用|不跑|别用|去掉|弃用|抛弃|换掉|放弃|替换|没用|not|不使用|不要用|'
+         "之前用|以前用|原来用|曾经用|没有用|过去用|from|quit|don't|never|didn't|ignore|off of|di"
+         "tched|doesn't|dropped|replace|disregard|moved off|no longer|replacing|got rid of|instea"
+         'd of|stop using|forget that|rather than|used to run|used to use|scratch that|formerly u'
+         'sed|stopped using|previously used|forget what i said|scratch what i said'),
+    ("\\b(?:to|with|onto|for|it's|(?:we|i)(?:'re|'m| are| am)? (?:use|using|run|running|on|switch"
+     'ed to|moved to|went with|picked|chose)|now use|now using|now on)\\b|->|→|换成|改成|改用|换'
+     '用|迁到|迁移到|转到|改为|换为|用上|是|为|到|用'):
+        ("in:→|为|到|是|用|->|i |to|换成|改成|for|we |i'm |it's|with|i're |we'm |now on|we're |no"
+         'w use|now using'),
+    ('^\\s*(?:也|就|都|已经|早就)?(?:不用|不再用|弃用|淘汰|换掉|不跑|不要)|^\\s*(?:is|was|are)?\\'
+     's*(?:gone|out|dropped|deprecated|no more|not anymore|history)\\b'):
+        ('in:不用|不要|不跑|弃用|换掉|淘汰|out|不再用|gone|dropped|history|no more|deprecated|not'
+         ' anymore'),
+    '[,，;；]\\s*|\\s+but\\s+|但是|不过|而是':
+        'in:,|;|，|；|不过|但是|而是|but',
     ('以后|今后|从现在(?:开始|起)|往后|每次|\\b(?:from now on|going forward|from here on|always|n'
      'ever|every time)\\b'):
         ('in:今后|以后|往后|每次|从现在起|never|从现在开始|always|every time|from now on|from her'
          'e on|going forward'),
     '(?<=[。！？；;!?])|(?<=\\S\\.)\\s+|\\n+':
         'in:\n|!|.|;|?|。|！|；|？',
+    '(?<=[,，;；])|(?=\\bbut\\b)|(?=但是|不过|可是)':
+        'in:,|;|，|；|不过|但是|可是|but',
+    ('^(?P<h>.*?)(?:不|别|没|爱|喜欢|讨厌|偏|吃|要|想|对|是|能|可以|会|怕|受不了|\\b(?:hates?|lik'
+     "es?|loves?|eats?|avoid\\w*|can't|doesn't|don't|won't|prefers?|enjoys?|wants?|needs?|only)\\"
+     'b)'):
+        ('in:不|会|偏|别|吃|对|怕|想|是|没|爱|能|要|可以|喜欢|讨厌|eat|hate|like|love|need|only|w'
+         "ant|avoid|can't|don't|enjoy|won't|prefer|doesn't"),
     '\\s+(?:food|cuisine|dishes|dish|cooking)$':
         'in:dish|food|cooking|cuisine',
     '[ \\t\\u3000]+':
@@ -408,24 +551,30 @@ TRIGGERS: dict[str, str] = {
         "in:不|别|没|no|can't|don't|never|won't",
     '^(?:太|很|过于|too |very )':
         '^:太|很|过于|too |very ',
+    '(?:了|啦|的|吧|哦|呀)+$':
+        'in:了|吧|呀|哦|啦|的',
     '[，,；;]':
         'in:,|;|，|；',
     '^(?:了|我们|我|已经)+':
         '^:了|我|已经',
     '\\s*,\\s*(?:and\\s+|or\\s+)?|\\s+(?:and|or|nor|&)\\s+':
         'in:&|,|or|and',
-    '[、,，/]|以及|还有|和|跟|与|及|或者?':
-        'in:,|/|、|与|及|和|或|跟|，|还有',
+    '[、,，/]|以及|还有|和|跟|与|及|或者?|也?(?:不吃|不喝|不要|别放|不放|不加|别加)':
+        'in:,|/|、|与|及|和|或|跟|，|不加|不吃|不喝|不放|不要|别加|别放|还有',
     '[，,；;]\\s*|\\s+and\\s+(?=(?:the\\s+)?\\w+\\s+(?:builds?|tests?|lints?|runs?)\\b)':
         'in:,|;|，|；#in:and+in:run|lint|test|build',
     '`(?P<c>[^`]+)`':
         'in:`',
     '[`\'\\"“‘](?P<c>[^`\'\\"”’]+)[`\'\\"”’]':
         'in:"|\'|`|’|”+in:"|\'|`|‘|“',
-    '(?<=\\S)\\.$':
+    '(?<=[^\\s.])\\.$':
         'in:.',
     '`[^`]*`':
         'in:`',
+    '(?:\\b(?:use|using|uses|to|on|with)|用|改用|换成)\\s*$':
+        'in:用|on|to|换成|use|with|using',
     '^(?:有?点|一点|有些|些|很|太|特别|比较|经常|容易|好像|可能|也)+$':
         '^:也|些|太|很|点|一点|可能|好像|容易|有些|有点|比较|特别|经常',
+    '[，,。；;]':
+        'in:,|;|。|，|；',
 }

@@ -22,6 +22,10 @@ BUILTIN_RULES: list[dict] = [
                      "limit_ingredient", "preferred_ingredient", "preferred_cuisine",
                      "cooking_time_preference"],
      "valueShape": "object", "defaultScope": "session", "requiresExplicitUserIntent": False},
+    # An allergy to a medicine or to pollen is health, not diet.
+    {"domain": "生活技能", "categoryPathPrefix": ["生活技能", "健康"], "type": "constraint",
+     "allowedKeys": ["allergy"], "valueShape": "string", "defaultScope": "user",
+     "requiresExplicitUserIntent": False},
     *({"domain": domain, "type": kind, "allowedKeys": ENGINEERING_KEYS,
        "valueShape": "string", "defaultScope": "workspace",
        "requiresExplicitUserIntent": False}
