@@ -191,3 +191,105 @@ def test_install_replaces_a_block_from_an_older_version_and_keeps_the_rest(cli, 
     commit(hermetic, "a.txt", "one")
     recorded(cli, 1)
     assert (hermetic / "user-hook.log").read_text() == "mine\nafter\n"
+
+
+# --- trailers in English and Chinese ---------------------------------------------------------
+
+@pytest.fixture
+def plain_repo(cli, hermetic):
+    """A git repo with a memory db and no hook: each test records with `hooks run` itself."""
+    git(hermetic, "init", "-q", "-b", "main")
+    assert cli("init").code == 0
+    return hermetic
+
+
+def record(cli, repo, name, message):
+    commit(repo, name, message)
+    out = cli("hooks", "run", "post-commit", "--json")
+    assert out.code == 0, out
+    return out.json()["memories"]
+
+
+def titles(cli, kind):
+    return sorted(n["title"] for n in cli("query", "--type", kind, "--json").json()["exact"])
+
+
+def task_states(cli):
+    tasks = cli("query", "--type", "task", "--json").json()["exact"]
+    return {t["title"]: t["valueJson"]["state"] for t in tasks}
+
+
+def test_chinese_trailers_record_memories_and_a_later_commit_closes_the_task(cli, repo):
+    commit(repo, "a.txt", "加存储\n\n决定：用 SQLite 存储\n约束: 不要直接推 main\n待办：补文档\n")
+    (msg,) = recorded(cli, 1)  # the message and its memories are written together
+    decisions = cli("query", "--type", "decision", "--json").json()["exact"]
+    assert [(d["title"], d["categoryPath"]) for d in decisions] == [
+        ("用 SQLite 存储", ["工程", "决策"])]
+    assert decisions[0]["sourceMessageIds"] == [msg["id"]]
+    assert titles(cli, "constraint") == ["不要直接推 main"]
+    (task,) = cli("query", "--type", "task", "--json").json()["exact"]
+    assert (task["key"], task["valueJson"], task["content"], task["domain"]) == (
+        "task_state", {"state": "open"}, "待办：补文档", "任务")
+    commit(repo, "b.txt", "写文档\n\n完成：补文档")
+    recorded(cli, 2)
+    assert task_states(cli) == {"补文档": "done"}
+
+
+def test_english_todo_and_done_trailers_open_and_close_tasks(cli, plain_repo):
+    record(cli, plain_repo, "a.txt", "Start\n\nTodo: write the usage docs\nTo-do: add a bench")
+    assert task_states(cli) == {"write the usage docs": "open", "add a bench": "open"}
+    (done,) = record(cli, plain_repo, "b.txt", "Docs\n\nDone: write the usage docs")
+    assert done["accepted"] is True
+    assert task_states(cli) == {"write the usage docs": "done", "add a bench": "open"}
+    # Stored as remember stores a task: a done statement there closes a task opened here.
+    assert cli("remember", "Done: add a bench").code == 0
+    assert task_states(cli) == {"write the usage docs": "done", "add a bench": "done"}
+
+
+def test_a_done_trailer_naming_no_open_task_or_several_closes_none(cli, plain_repo):
+    record(cli, plain_repo, "a.txt", "Start\n\n待办：修登录页\n待办：修登录框")
+    (none,) = record(cli, plain_repo, "b.txt", "Parser\n\n完成：重写解析器")
+    (several,) = record(cli, plain_repo, "c.txt", "Login\n\n完成：修登录")
+    assert none["operation"] == several["operation"] == "unmatched"
+    assert len(several["candidates"]) == 2
+    assert task_states(cli) == {"修登录页": "open", "修登录框": "open"}
+
+
+def test_only_the_last_paragraph_is_read_as_trailers(cli, plain_repo):
+    record(cli, plain_repo, "a.txt",
+           "决定：用 Postgres\n\n决定：不是这一行\nDecision: nor this one\n\n收尾的说明。")
+    record(cli, plain_repo, "b.txt", "Body\n\nTodo: not this one\n\n约束：只读这一段")
+    record(cli, plain_repo, "c.txt", "决定：只有标题的提交")
+    assert titles(cli, "decision") == [] and task_states(cli) == {}
+    assert titles(cli, "constraint") == ["只读这一段"]
+
+
+def test_mixed_and_folded_trailers_are_read_as_git_folds_them(cli, plain_repo):
+    record(cli, plain_repo, "a.txt", "Mixed\n\nDecision: use SQLite\n  with FTS5\n决策：保留 WAL\n"
+                                     "Signed-off-by: T <t@example.com>")
+    assert titles(cli, "decision") == ["use SQLite with FTS5", "保留 WAL"]
+
+
+@pytest.mark.parametrize("message", [
+    "s\n\nDecision: x\n  continued  here\nConstraint: y",
+    "s\n\nDecision : spaced\nTodo:tight",
+    "s\n\nDecision: x\nSigned-off-by: a <b@c>\nsome text that is not a trailer",
+    "s\n\nDecision: x\nsome text",
+    "Decision: a subject is not a trailer",
+])
+def test_english_trailers_read_as_git_reads_them(plain_repo, message):
+    from ekko_mem.service.hooks import commit_trailers
+    commit(plain_repo, "a.txt", message)
+    body = git(plain_repo, "log", "-1", "--format=%B")
+    parsed = git(plain_repo, "log", "-1", "--format=%(trailers:only,unfold)")
+    by_git = [tuple(part.strip() for part in line.split(":", 1))
+              for line in parsed.splitlines() if line]
+    assert commit_trailers(body, parsed) == by_git
+
+
+def test_trailers_off_records_none_in_either_language(cli, plain_repo):
+    assert cli("config", "set", "hooks.trailers", "false").code == 0
+    memories = record(cli, plain_repo, "a.txt",
+                      "Off\n\n决定：用 SQLite\nDecision: use SQLite\n待办：补文档\nTodo: docs")
+    assert memories == [] and len(git_log(cli)) == 1
+    assert titles(cli, "decision") == [] and task_states(cli) == {}

@@ -18,8 +18,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ekko_mem.models import (ForgetRequest, MemoryContext, MemoryNode, MemoryQuery,
-                             ProposeUpdate)
+from ekko_mem.models import ForgetRequest, MemoryNode, MemoryQuery, ProposeUpdate
 
 BIN = Path(sys.executable).with_name("ekko-mem")
 TOOLS = {"memory_search", "memory_get", "memory_context", "memory_propose_update",
@@ -124,7 +123,8 @@ def test_lists_exactly_the_six_tools_with_the_design_shapes(agent):
     assert set(tools) == TOOLS
     props = {name: set(_field(t, "input_schema", "inputSchema")["properties"])
              for name, t in tools.items()}
-    assert props["memory_search"] == set(MemoryQuery.model_fields)
+    # userId and workspaceId are the design's, accepted and ignored: one server, one user.
+    assert props["memory_search"] == set(MemoryQuery.model_fields) - {"userId", "workspaceId"}
     assert props["memory_get"] == {"id", "type", "key", "valueJson", "scope", "domain"}
     assert props["memory_propose_update"] == set(ProposeUpdate.model_fields) | {"confirm"}
     assert props["memory_forget"] == set(ForgetRequest.model_fields) | {"confirm"}
@@ -142,9 +142,11 @@ def test_explicit_intent_writes_user_scope_and_search_finds_it(agent):
     assert result["accepted"] is True and result["scope"] == "user"
     assert "code" not in result and "requiresConfirmation" not in result
     exact = agent.call("memory_search", key="avoid_ingredient", valueJson="香菜").data
-    assert ids(exact) == [result["nodeId"]]
+    assert exact["exact"] == [{"id": result["nodeId"], "type": "preference",
+                               "title": "用户不吃香菜", "valueJson": "香菜"}]
     relevant = agent.call("memory_search", queryText="香菜").data
-    assert result["nodeId"] in ids(relevant, "relevant")
+    row = next(r for r in relevant["relevant"] if r["id"] == result["nodeId"])
+    assert set(row) == {"id", "type", "title", "valueJson", "score"} and row["score"] > 0
     node = agent.call("memory_get", id=result["nodeId"]).data
     MemoryNode.model_validate(node)
     assert node["actor"] == "agent" and node["explicit"] is True and node["userId"] == "tester"
@@ -296,10 +298,10 @@ def test_credentials_are_confirmed_on_the_way_in_and_masked_on_the_way_out(agent
 def test_context_and_log_through_the_sdk_client(agent):
     logged = agent.call("memory_log", content="今晚想吃点清淡的", session="mcp-context").data
     assert logged["sessionId"] == "mcp-context" and logged["role"] == "user"
-    context = agent.call("memory_context", text="今晚吃什么？", session="mcp-context").data
-    MemoryContext.model_validate(context)
-    assert [m["id"] for m in context["recentMessages"]] == [logged["id"]]
-    assert "今晚想吃点清淡的" in context["text"]
+    context = agent.call("memory_context", text="今晚吃什么？", session="mcp-context")
+    assert not context.error and "今晚想吃点清淡的" in context.text
+    assert logged["id"] in context.data["usedMemoryIds"]
+    assert context.data["contextId"].startswith("ctx_")
 
 
 # -- raw JSON-RPC lines ----------------------------------------------------------------------
@@ -427,13 +429,62 @@ def test_the_handshake_answers_the_clients_version_or_the_newest(ws):
     assert "memory_context" in old["result"]["instructions"]
 
 
+# -- what a session pays for ----------------------------------------------------------------
+def test_the_tool_list_costs_at_most_2000_tokens(ws):
+    from ekko_mem.policy.budget import get_counter
+    hello, listed = exchange([HELLO, request(2, "tools/list")], cwd=ws)
+    # The answer as the server writes it, its escapes read as text, as a client reads them.
+    answer = json.dumps(listed["result"], ensure_ascii=False, separators=(",", ":"))
+    assert get_counter("estimate")(answer) <= 2000
+    tools = {t["name"]: t for t in listed["result"]["tools"]}
+    propose = tools["memory_propose_update"]["inputSchema"]
+    # Tight, not vague: the enums, bounds and required fields are all still there.
+    assert propose["required"] == ["operation", "reason"]
+    assert propose["properties"]["node"]["properties"]["confidence"] == {
+        "maximum": 1, "minimum": 0, "type": "number"}
+    assert "null" not in json.dumps(propose) and '"title": "' not in json.dumps(propose)
+    assert tools["memory_log"]["inputSchema"]["properties"]["role"]["enum"] == [
+        "user", "assistant", "system", "tool"]
+
+
+# -- search rows ------------------------------------------------------------------------------
+def test_search_answers_short_rows_and_says_what_it_left_out(ws, cli):
+    def remember(title: str, *extra: str) -> str:
+        out = cli("remember", "--scope", "workspace", "--domain", "mcp-rows", "--type",
+                  "decision", "--title", title, "--content", f"{title}，细节很长。" * 20,
+                  *extra, "--json", env=NOW)
+        assert out.code == 0, out
+        return out.jsonl()[0]["nodeId"]
+
+    old = remember("测试用 unittest")
+    new = remember("测试用 pytest", "--supersedes", old)
+    others = [remember("用 SQLite 存记忆"), remember("部署到内网")]
+    answers = results(exchange([HELLO, tool(1, "memory_search", domain="mcp-rows", limit=2),
+                                tool(2, "memory_search", domain="mcp-rows",
+                                     includeSuperseded=True),
+                                tool(3, "memory_search", queryText="pytest")], cwd=ws))
+    short = answers[1]["structuredContent"]
+    assert json.loads(answers[1]["content"][0]["text"]) == short
+    assert set(short) == {"exact", "relevant", "omitted", "more"}
+    assert all(set(row) == {"id", "type", "title"} for row in short["exact"])
+    assert {row["id"] for row in short["exact"]} < {new, *others}
+    assert short["omitted"] == {"superseded": [old]} and short["more"] == 1
+    every = answers[2]["structuredContent"]
+    assert set(every) == {"exact", "relevant"}  # nothing left out, nothing to say about it
+    assert [row.get("status") for row in every["exact"] if row["id"] == old] == ["superseded"]
+    assert all("status" not in row for row in every["exact"] if row["id"] != old)
+    found = answers[3]["structuredContent"]["relevant"]
+    assert [(row["id"], set(row)) for row in found] == [
+        (new, {"id", "type", "title", "score"})]
+    assert "细节很长" not in answers[3]["content"][0]["text"]
+
+
 # -- the context and log tools, against the commands ---------------------------------------
-def _without_run_id(context: dict) -> dict:
-    return {k: v for k, v in context.items() if k != "contextId"}
+SUMMARY = {"contextId", "usedMemoryIds", "usedTokens", "budget", "tokenCounter", "storeStatus"}
 
 
 @needs_mcp
-def test_the_context_tool_answers_what_the_context_command_prints(ws, cli):
+def test_the_context_tool_answers_the_text_the_context_command_prints(ws, cli):
     with open(ws / ".ekko" / "config.toml", "a", encoding="utf-8") as config:
         config.write("\n[context]\nbudget = 250\n")
     for argv in (("remember", "以后做饭别给我推荐香菜，我喜欢少油少辣。"),
@@ -449,17 +500,52 @@ def test_the_context_tool_answers_what_the_context_command_prints(ws, cli):
     commands = {1: ("今晚吃什么？", "--budget", "300", "-s", "chat-1"), 2: ("-s", "chat-1"),
                 3: ("部署", "-s", "chat-2")}
     for ident, argv in commands.items():
-        printed = cli("context", *argv, "--format", "json", env=NOW)
-        assert printed.code == 0, printed
+        printed = cli("context", *argv, env=NOW)
+        as_json = cli("context", *argv, "--format", "json", env=NOW).json()
         answer = answers[ident]
-        assert answer["isError"] is False
-        assert json.loads(answer["content"][0]["text"]) == answer["structuredContent"]
-        assert _without_run_id(answer["structuredContent"]) == _without_run_id(printed.json())
-    first = answers[1]["structuredContent"]
-    assert "香菜" in first["text"] and first["diagnostics"]["budget"] == 300
-    assert answers[2]["structuredContent"]["diagnostics"]["budget"] == 250  # from config.toml
-    assert [m["content"] for m in answers[3]["structuredContent"]["recentMessages"]] == [
-        "另一段对话"]
+        assert answer["isError"] is False and printed.code == 0, printed
+        # The model reads the text the command prints; the ids come beside it, not in it.
+        assert answer["content"] == [{"type": "text", "text": printed.out.removesuffix("\n")}]
+        summary = answer["structuredContent"]
+        assert set(summary) == SUMMARY
+        assert summary["usedMemoryIds"] == as_json["usedMemoryIds"] != []
+        assert summary["usedTokens"] == as_json["diagnostics"]["usedTokens"]
+    first = answers[1]
+    assert "香菜" in first["content"][0]["text"] and first["structuredContent"]["budget"] == 300
+    assert answers[2]["structuredContent"]["budget"] == 250  # from config.toml
+    assert "另一段对话" in answers[3]["content"][0]["text"]
+    assert "今晚想吃点清淡的" not in answers[3]["content"][0]["text"]
+
+
+def test_the_context_tool_keeps_its_text_within_the_budget(ws, cli):
+    from ekko_mem.policy.budget import get_counter
+    count = get_counter("estimate")  # the [context] counter's default
+    rules = ["部署前在预发环境跑完整回归测试", "部署窗口只在周二和周四下午",
+             "部署要先通知值班的运维同事", "部署失败立即回滚到上一个版本",
+             "部署脚本放在 ops/deploy 目录", "部署后观察错误率十五分钟",
+             "Deploy only from the main branch after review",
+             "Deploy database migrations before the application code",
+             "Deploy logs go to the shared Grafana board for a week"]
+    why = "原因和细节都写在运维手册第三章里，每次发布前都要重新读一遍，确认没有遗漏。"
+    for rule in rules:
+        assert cli("remember", "--type", "decision", "--title", rule, "--content",
+                   f"{rule}。{why}", env=NOW).code == 0
+    for n in range(4):
+        assert cli("log", f"部署之前还要检查什么？第{n}次问", "-s", "chat-1", env=NOW).code == 0
+    asked = [tool(name, "memory_context", text="部署 deploy", budget=budget)
+             for name, budget in (("tight", 300), ("roomy", 4000))]
+    answers = results(exchange([HELLO, *asked], cwd=ws, args=("--session", "chat-1"), env=NOW))
+    tight, roomy = answers["tight"], answers["roomy"]
+    text = tight["content"][0]["text"]
+    assert len(tight["content"]) == 1 and 0 < count(text) <= 300
+    assert tight["structuredContent"]["usedTokens"] <= 300
+    # The budget is what cut it: with room, the same question reads more memories.
+    assert count(roomy["content"][0]["text"]) > 300
+    used = tight["structuredContent"]["usedMemoryIds"]
+    assert used and set(used) < set(roomy["structuredContent"]["usedMemoryIds"])
+    # Only the text: no ids, ranking or diagnostics for the model to read.
+    assert not any(word in text for word in ("usedMemoryIds", "diagnostics", "ranking", "{"))
+    assert not any(memory in text for memory in used)
 
 
 @needs_mcp
@@ -552,3 +638,25 @@ def test_nul_is_refused_by_every_command_that_writes(ws, cli, tmp_path):
         assert (out.code, out.err) == (4, f"ekko-mem: line 2: {kind} content contains a NUL"
                                           f" byte; {hint}; nothing was imported\n")
     assert _records(cli) == before
+
+
+def test_a_credential_in_the_context_text_is_masked_within_the_budget():
+    from ekko_mem.mcp_server import _within
+    from ekko_mem.policy.budget import estimate_tokens
+    text = "deploy with password=hunter22 " + "then check the dashboards " * 3
+    budget = estimate_tokens(text)  # full: the mask is longer than what it hides
+    masked = _within(text, budget, "estimate")
+    assert "hunter22" not in masked and "[secret removed]" in masked
+    assert estimate_tokens(masked) <= budget
+    # Nothing masked: the packed text as it was (the packer already kept it within budget).
+    assert _within("nothing to hide", 1, "estimate") == "nothing to hide"
+
+
+def test_the_context_tool_says_why_it_read_less(ws):
+    with open(ws / ".ekko" / "config.toml", "a", encoding="utf-8") as config:
+        config.write("\n[context]\nbudget = lots\n")
+    answer = results(exchange([HELLO, tool(1, "memory_context", text="部署")], cwd=ws))[1]
+    assert answer["isError"] is False
+    summary = answer["structuredContent"]
+    assert set(summary) == SUMMARY | {"warnings"} and summary["budget"] == 1200
+    assert "config.toml" in summary["warnings"][0]

@@ -50,6 +50,7 @@ from .vocab import (
     DESCRIBED,
     EN_CLAUSE,
     EXPLICIT,
+    FIRST_PERSON,
     FLAVOUR_NOUNS,
     FLAVOUR_SPEC,
     FLAVOUR_WORDS,
@@ -65,6 +66,7 @@ from .vocab import (
     LIKE_EN,
     LIKE_ZH,
     LIMIT_ZH,
+    NEGATED_BEFORE,
     NOTE_PREFIX,
     NOT_FOOD_ZH,
     NOW,
@@ -133,6 +135,9 @@ def _from_message(message: dict, end_of_day: str) -> tuple[list[Item], str | Non
     kept, skipped = [], []
     for sentence in _sentences(text):
         reason = _skip_reason(sentence)
+        if reason == "third_party":
+            sentence = _own_part(sentence)
+            reason = None if sentence else reason
         if not reason:
             sentence = _present(sentence)
             reason = None if sentence else "past"
@@ -174,6 +179,26 @@ def _skip_reason(sentence: str) -> str | None:
     if _has(THIRD_PARTY, sentence):
         return "third_party"
     return None
+
+
+def _own_part(sentence: str) -> str:
+    """The clauses that are the user's own: 我不吃葱，我老公倒是特别爱吃 says only the first
+    of the user, and "remind me to call my mom" names her as the task's object."""
+    clauses = _split(r"(?<=[,，;；])|(?=\bbut\b)|(?=但是|不过|可是)", sentence)
+    # A clause without a subject of its own goes on about the one before it (我爸在控糖，甜的
+    # 都不能吃), so only clauses that say 我 / I are the user's.
+    kept = [c for c in clauses if (_has(FIRST_PERSON, c) and not _has(THIRD_PARTY, c))
+            or _own_task(c)]
+    return "".join(kept).strip(" ,，;；") if len(kept) < len(clauses) else (
+        sentence if all(_own_task(c) for c in clauses) else "")
+
+
+def _own_task(clause: str) -> bool:
+    """A to-do or a report of the user's own whose words come before anyone else is named."""
+    other = _search(THIRD_PARTY, clause)
+    task = _first((*TASK_LOOSE, *TASK_OPEN, NOTE_PREFIX, *TASK_DONE), clause.strip())
+    return bool(task and other and task.start() < other.start()
+                and not _has(r"^(?:my|his|her|their)\b", clause.strip()))
 
 
 def _present(sentence: str) -> str:
@@ -284,6 +309,8 @@ def _food_facts(clause: str, sentence: str) -> list[Fact]:
     for kind, patterns in (("avoid", AVOID_ZH if zh else AVOID_EN),
                            ("like", LIKE_ZH if zh else LIKE_EN)):
         match = _first(patterns, rest.strip())
+        if match and _has(NEGATED_BEFORE, rest.strip()[: match.start()]):
+            return facts  # "I don't avoid gluten", 我并不讨厌香菜: the opposite is said
         if match:
             return facts + _ingredient_facts(kind, match.group("x"), sentence, zh)
     return facts
@@ -599,13 +626,18 @@ def _names(text: str, zh: bool) -> list[str]:
     return list(dict.fromkeys(words))
 
 
-def _task(sentence: str, turn: _Turn) -> Item | None:
-    for state, patterns in (("done", TASK_DONE), ("open", TASK_OPEN)):
-        match = _first(patterns, sentence)
-        text = _task_text(match.group("x")) if match else ""
-        if text:
-            return _task_item(state, text, turn)
-    return None
+def _task(sentence: str, turn: _Turn) -> list[Item] | None:
+    """A to-do or a report that one is done, a clause at a time: 房租交了，明天还得去银行 says
+    both."""
+    items = []
+    for clause in _split(r"[，,；;]\s*|\s+and\s+(?=(?:tomorrow|then|i|still|now)\b)", sentence):
+        for state, patterns in (("done", TASK_DONE), ("open", TASK_OPEN)):
+            match = _first(patterns, clause.strip()) if clause.strip() else None
+            text = _task_text(match.group("x")) if match else ""
+            if text:
+                items.append(_task_item(state, text, turn))
+                break
+    return items or None
 
 
 def _note(sentence: str, turn: _Turn) -> Item | None:
@@ -615,8 +647,8 @@ def _note(sentence: str, turn: _Turn) -> Item | None:
     match = _search(NOTE_PREFIX, sentence)
     rest = match.group("x").strip() if match else ""
     done = _task(rest, turn) if rest else None
-    if done is not None:
-        return done
+    if done:
+        return done[0]
     if not rest or _has(STATES, rest) or _has(FOOD_CONTEXT, rest):
         return None
     text = _task_text(rest)
@@ -624,7 +656,9 @@ def _note(sentence: str, turn: _Turn) -> Item | None:
 
 
 def _task_text(raw: str) -> str:
-    return _sub(TRIM_END, "", _sub(r"^(?:了|我们|我|已经)+", "", raw.strip())).strip()
+    # 也投出去了 names nothing: a task is more than the adverbs before its verb.
+    text = _sub(TRIM_END, "", _sub(r"^(?:了|我们|我|已经)+", "", raw.strip())).strip()
+    return "" if _has(r"^(?:也|都|还|就|又|再|才)*$", text) else text
 
 
 def _task_item(state: str, text: str, turn: _Turn) -> Item:

@@ -266,55 +266,75 @@ TRIGGERS: dict[str, str] = {
          'ected|completed|confirmed|handed in|picked up|scheduled|submitted|topped up|turned in|d'
          'ealt with|replied to|sorted out|wrapped up|applied for|dropped off|got back to|took car'
          'e of|registered for'),
-    '^(?:我们?)?(?:已经)?(?:完成了|做完了|搞定了|已完成)[:：]?\\s*(?P<x>.+)':
-        'in:做完了|完成了|已完成|搞定了',
+    '^(?:我们?)?(?:已经)?(?:完成了|做完了|搞定了|已完成|完成(?=\\s*[:：]))[:：]?\\s*(?P<x>.+)':
+        'in:完成|做完了|搞定了',
     '^(?P<x>.+?)(?:已经)?(?:完成了|做完了|搞定了|已完成)了?[。！!.]*$':
         'in:做完了|完成了|已完成|搞定了',
     '^(?:done|finished|completed)\\b(?:\\s+with)?\\s*[:：-]?\\s*(?P<x>.+)':
         '^:done|finished|completed',
     "^i(?:'ve| have|'m| am)?\\s+(?:just\\s+)?(?:finished|completed|done with)\\s+(?P<x>.+)":
         '^:i+in:finished|completed|done with',
-    '^(?P<x>.+?)\\s+(?:is|are)\\s+(?:done|finished|complete)[.!]*$':
-        'in:done|complete|finished+in:is|are',
+    ("^(?P<x>[^,;]+?)(?:'s|\\s+is|\\s+are|\\s+was|\\s+were)?\\s+(?:all\\s+)?(?:done|finished|comp"
+     'lete|sorted|taken care of|paid off|paid|filed|submitted|sent|booked|renewed)(?:\\s+(?:final'
+     'ly|now|already|today|for this month|for the month|at last))*[\\s.!✅✔️🎉👍]*$'):
+        'in:done|paid|sent|filed|booked|sorted|renewed|complete|finished|submitted|taken care of',
     ('^(?:我们?|咱们?)?(?:已经|终于|总算|刚|刚刚)?(?:把)?(?P<x>[^，,。；;不没未别要得该想会前准记'
-     ']{2,16}?)(?:已经|都|也|终于|总算|刚|刚刚)?(?:交|交上去|交上|付|缴|还|寄|寄出去|发|发出去|办'
-     '|办好|续|续好|取|取回来|拿|拿回来|修|修好|订|订好|约|约好|买|买好|洗|洗好|签|签好|报|退|送|'
-     '搬|剪|扔|充|补|换|写|打|回|提交|处理|处理好|解决|搞|弄|做|整理|收拾|打扫|预约|预订|续费|缴'
-     '费|还清)(?:好|完|掉|到|回来|出去|上去|过去)?了[。！!~～.]*$'):
-        ('in:了+in:买|交|付|修|做|充|写|剪|办|发|取|回|寄|弄|打|扔|报|拿|换|搞|搬|洗|签|约|续|缴|'
-         '补|订|还|退|送|处理|收拾|整理|解决'),
-    ("^(?:ok|okay|so|yay|finally|phew|well|btw|fyi|update)?[,!:\\s]*(?:i|we)(?:'ve| have)?\\s+(?:"
-     'just\\s+|finally\\s+|already\\s+|now\\s+)?(?P<x>(?:called|rang|phoned|texted|messaged|submi'
-     'tted|paid|sent|emailed|mailed|posted|booked|renewed|returned|picked up|dropped off|filed|ca'
-     'ncel(?:l)?ed|scheduled|fixed|repaired|cleaned|finished|completed|handed in|turned in|signed'
-     '|replied to|answered|bought|ordered|sorted out|took care of|dealt with|wrapped up|got back '
-     'to|collected|registered for|signed up for|backed up|uploaded|printed|washed|did|made|wrote|'
-     'sent off|mailed off|topped up|refilled|renewed|cleared|settled|confirmed|reserved|applied f'
-     'or)\\s+.+)'):
-        ('in:did|made|paid|rang|sent|filed|fixed|wrote|booked|bought|called|mailed|phoned|posted|'
-         'signed|texted|washed|cleaned|cleared|ordered|printed|renewed|settled|answered|canceled|'
-         'finished|messaged|refilled|repaired|reserved|returned|uploaded|backed up|cancelled|coll'
-         'ected|completed|confirmed|handed in|picked up|scheduled|submitted|topped up|turned in|d'
-         'ealt with|replied to|sorted out|wrapped up|applied for|dropped off|got back to|took car'
-         'e of|registered for+in:i|we'),
-    '^(?:todo|to-do|to do|待办(?:事项)?|任务)\\s*[:：-]\\s*(?P<x>.+)':
-        '^:任务|待办|todo|to do|to-do+in:-|:|：',
+     ']{1,16}?)(?:已经|都|也|终于|总算|刚|刚刚)?(?:(?:交|交上去|交上|付|缴|还|寄|寄出去|发|发出去'
+     '|办|办好|续|续好|取|取回来|拿|拿回来|修|修好|订|订好|约|约好|买|买好|洗|洗好|签|签好|报|退|'
+     '送|搬|剪|扔|充|补|换|写|打|回|提交|处理|处理好|解决|搞|弄|做|整理|收拾|打扫|预约|预订|续费|'
+     '缴费|还清)(?:好|完|掉|到|过|回来|出去|上去|过去)?|[\\u4e00-\\u9fff]{1,2}(?:好|完|掉|过|回来'
+     '|出去|上去))(?:电话)?了[。！!~～.✅✔️🎉👍\\s\\U0001F300-\\U0001FAFF\\u200d\\u2600-\\u27bf]*'
+     '$'):
+        ('in:了+in:买|交|付|修|做|充|写|剪|办|发|取|回|好|完|寄|弄|打|扔|报|拿|换|掉|搞|搬|洗|签|'
+         '约|续|缴|补|订|过|还|退|送|上去|出去|处理|收拾|整理|解决'),
+    ("^(?:ok|okay|so|yay|finally|phew|well|btw|fyi|update)?[,!:\\s]*(?:(?:i|we)(?:'ve| have)?\\s+"
+     ')?(?:just\\s+|finally\\s+|already\\s+|now\\s+)?(?P<x>(?:called|rang|phoned|texted|messaged|'
+     'submitted|paid|sent|emailed|mailed|posted|booked|renewed|returned|picked up|dropped off|fil'
+     'ed|cancel(?:l)?ed|scheduled|fixed|repaired|cleaned|finished|completed|handed in|turned in|s'
+     'igned|replied to|answered|bought|ordered|sorted out|took care of|dealt with|wrapped up|got '
+     'back to|collected|registered for|signed up for|backed up|uploaded|printed|washed|did|made|w'
+     'rote|sent off|mailed off|topped up|refilled|renewed|cleared|settled|confirmed|reserved|appl'
+     'ied for|updated|got (?:the |my )?\\w+(?: \\w+)? (?:serviced|fixed|repaired|cleaned|washed|r'
+     'enewed|done)|got (?:the |my )?\\w+(?: \\w+){0,3} back)\\b.*)'):
+        ('in:did|made|paid|rang|sent| back| done|filed|fixed|wrote|booked|bought|called|mailed|ph'
+         'oned|posted|signed|texted|washed|cleaned|cleared|ordered|printed|renewed|settled|update'
+         'd|answered|canceled|finished|messaged|refilled|repaired|reserved|returned|uploaded| ser'
+         'viced|backed up|cancelled|collected|completed|confirmed|handed in|picked up|scheduled|s'
+         'ubmitted|topped up|turned in|dealt with|replied to|sorted out|wrapped up|applied for|dr'
+         'opped off|took care of|registered for'),
+    ('^(?:(?:add|new|another)\\s+(?:a\\s+)?)?(?:todo|to-do|to do|(?:加个|加一个|添加|新)?待办(?:'
+     '事项)?|任务)\\s*[:：-]\\s*(?P<x>.+)'):
+        'in:任务|待办|todo|to do|to-do+in:-|:|：',
     '^todo\\s+(?P<x>.+)':
         '^:todo',
-    '(?:我需要|提醒我|别忘了|不要忘了|记得要?|要记得|我得(?!了)|我还得|回头要?)(?P<x>.+)':
-        'in:回头|我得|记得|别忘了|我还得|我需要|提醒我|不要忘了',
-    ("\\b(?:i need to|remind me to|don't forget to|remember to|i have to|i've got to|i gotta|i mu"
-     'st|i still need to|i still have to|need to)\\s+(?!(?:say|admit|agree|tell you|be honest|lau'
-     'gh|go now)\\b)(?P<x>.+)'):
+    ('^(?:我们?)?(?:明天|后天|大后天|今晚|今天|待会儿?|等会儿?|回头|下周[一二三四五六日天末]?|这'
+     '周[一二三四五六日天末]?|周[一二三四五六日天末](?:之?前)?|月底(?:之?前)?|月初|下个?月|\\d{1,'
+     '2}号(?:之?前)?)(?:之?前)?(?:我们?)?(?:还)?(?:要|得|需要|必须|该)(?:去)?(?P<x>[^，,。；;]{2,'
+     '30})$'):
+        ('in:得|要|该|必须+in:号|下周|下月|今天|今晚|后天|周一|周三|周二|周五|周六|周四|周天|周日'
+         '|周末|回头|待会|明天|月初|月底|等会|这周|下个月'),
+    '^(?:gotta|got to|have to|need to|must)\\s+(?P<x>.+)':
+        '^:must|gotta|got to|have to|need to',
+    ('(?:我需要|提醒我|(?:别|不要)让我忘了|别忘了|不要忘了|记得要?|要记得|我得(?!了)|我还得|还得|'
+     '回头要?)(?P<x>.+)'):
+        'in:回头|我得|记得|还得|别忘了|我需要|提醒我|不要忘了|别让我忘了|不要让我忘了',
+    ("\\b(?:i need to|remind me to|don't let me forget to|don't forget to|remember to|i have to|i"
+     "'ve got to|i gotta|i must|i still need to|i still have to|need to)\\s+(?!(?:say|admit|agree"
+     '|tell you|be honest|laugh|go now)\\b)(?P<x>.+)'):
         ("in:i must|i gotta|need to|i have to|i've got to|remember to|remind me to|don't forget t"
-         'o|i still have to'),
-    ('^(?:note to self|self[- ]note|reminder|memo|to do|todo|备忘(?:录)?|记一下|帮我记(?:一下|着|'
-     '下)?|提醒(?:我|一下)?|待办)\\s*[:：,，-]\\s*(?P<x>.+)'):
-        ('^:备忘|待办|提醒|帮我记|记一下|memo|todo|to do|reminder|self note|self-note|note to sel'
-         'f+in:,|-|:|，|：'),
+         "o|i still have to|don't let me forget to"),
+    ('^(?:note to self|self[- ]note|reminder|memo|to do|todo|备忘(?:录)?|记一下|(?:帮我)?记(?:个|'
+     '件)事|remember this|帮我记(?:一下|着|下)?|提醒(?:我|一下)?|待办)\\s*[:：,，-]\\s*(?P<x>.+)'):
+        ('^:备忘|待办|提醒|帮我记|记一下|记个事|记件事|memo|todo|to do|reminder|self note|self-no'
+         'te|note to self|remember this+in:,|-|:|，|：'),
     ("^(?:i|i'm|i've|we|we're|my|our|the|this|that|it|it's|there|he|she|they|his|her|their|[a-z]+"
      "'s)\\b|^(?:我|咱|这|那|他|她|它)|\\b(?:is|are|was|were|has|have|had)\\b|是|有"):
         "^:他|咱|她|它|我|这|那#in:i|是|有|'s|he|my|we|are|had|has|our|was|have|that",
+    "我|咱|\\b(?:i|i'm|i've|i'd|im|me|my|we|we're|our|us)\\b":
+        'in:i|咱|我|me|my|us|we|our',
+    ("(?:\\b(?:don't|do not|doesn't|does not|never|not|no longer|stopped|won't|didn't|can't say i"
+     ')\\s+(?:really\\s+|actually\\s+)?$)|(?:不再|并不|不|没|别)$'):
+        "in:不|别|没|not|don't|never|won't|didn't|doesn't|stopped|no longer|can't say i",
     ('以前|之前|过去|曾经|原来|小时候|那时候|那会儿|上学的时候|\\b(?:used to|back then|as a kid|w'
      'hen i was (?:a kid|young|little|in)|in the past|previously|formerly|years ago|once)\\b'):
         ('in:之前|以前|原来|曾经|过去|小时候|那会儿|那时候|once|上学的时候|used to|as a kid|forme'
@@ -543,6 +563,8 @@ TRIGGERS: dict[str, str] = {
          "ant|avoid|can't|don't|enjoy|won't|prefer|doesn't"),
     '\\s+(?:food|cuisine|dishes|dish|cooking)$':
         'in:dish|food|cooking|cuisine',
+    '[，,；;]\\s*|\\s+and\\s+(?=(?:tomorrow|then|i|still|now)\\b)':
+        'in:,|;|，|；#in:and+in:i|now|then|tomorrow',
     '[ \\t\\u3000]+':
         'in:\t| |\u3000',
     '[，,]':
@@ -553,6 +575,8 @@ TRIGGERS: dict[str, str] = {
         '^:太|很|过于|too |very ',
     '(?:了|啦|的|吧|哦|呀)+$':
         'in:了|吧|呀|哦|啦|的',
+    '^(?:my|his|her|their)\\b':
+        '^:my|her|his|their',
     '[，,；;]':
         'in:,|;|，|；',
     '^(?:了|我们|我|已经)+':

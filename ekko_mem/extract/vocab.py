@@ -268,33 +268,60 @@ _ERRAND_EN = (r"called|rang|phoned|texted|messaged|submitted|paid|sent|emailed|m
               r"got back to|collected|registered for|signed up for|backed up|uploaded|"
               r"printed|washed|did|made|wrote|sent off|mailed off|topped up|refilled|"
               r"renewed|cleared|settled|confirmed|reserved|applied for")
-TASK_DONE = (r"^(?:我们?)?(?:已经)?(?:完成了|做完了|搞定了|已完成)[:：]?\s*(?P<x>.+)",
+TASK_DONE = (r"^(?:我们?)?(?:已经)?(?:完成了|做完了|搞定了|已完成|完成(?=\s*[:：]))"
+             r"[:：]?\s*(?P<x>.+)",
              r"^(?P<x>.+?)(?:已经)?(?:完成了|做完了|搞定了|已完成)了?[。！!.]*$",
              r"^(?:done|finished|completed)\b(?:\s+with)?\s*[:：-]?\s*(?P<x>.+)",
              r"^i(?:'ve| have|'m| am)?\s+(?:just\s+)?(?:finished|completed|done with)\s+(?P<x>.+)",
-             r"^(?P<x>.+?)\s+(?:is|are)\s+(?:done|finished|complete)[.!]*$",
-             # 报告交了, 合同续好了, 我把房租交了: the thing first, then the errand and 了.
+             # passport renewal's done, expense report filed finally, dentist done ✅
+             r"^(?P<x>[^,;]+?)(?:'s|\s+is|\s+are|\s+was|\s+were)?\s+(?:all\s+)?(?:done|finished|"
+             r"complete|sorted|taken care of|paid off|paid|filed|submitted|sent|booked|renewed)"
+             r"(?:\s+(?:finally|now|already|today|for this month|for the month|at last))*"
+             r"[\s.!✅✔️🎉👍]*$",
+             # 报告交了, 车已经保养完了, 给我妈回过电话了: the thing, the deed, its result, 了.
              rf"^(?:我们?|咱们?)?(?:已经|终于|总算|刚|刚刚)?(?:把)?"
-             rf"(?P<x>[^，,。；;不没未别要得该想会前准记]{{2,16}}?)"
-             rf"(?:已经|都|也|终于|总算|刚|刚刚)?(?:{_ERRAND_ZH})(?:好|完|掉|到|回来|出去|上去|过去)?了"
-             r"[。！!~～.]*$",
-             rf"^(?:ok|okay|so|yay|finally|phew|well|btw|fyi|update)?[,!:\s]*(?:i|we)"
-             rf"(?:'ve| have)?\s+(?:just\s+|finally\s+|already\s+|now\s+)?"
-             rf"(?P<x>(?:{_ERRAND_EN})\s+.+)")
-TASK_OPEN = (r"^(?:todo|to-do|to do|待办(?:事项)?|任务)\s*[:：-]\s*(?P<x>.+)",
-             r"^todo\s+(?P<x>.+)")
-TASK_LOOSE = (r"(?:我需要|提醒我|别忘了|不要忘了|记得要?|要记得|我得(?!了)|我还得|回头要?)"
+             rf"(?P<x>[^，,。；;不没未别要得该想会前准记]{{1,16}}?)"
+             rf"(?:已经|都|也|终于|总算|刚|刚刚)?(?:(?:{_ERRAND_ZH})(?:好|完|掉|到|过|回来|出去|上去|过去)?"
+             rf"|[\u4e00-\u9fff]{{1,2}}(?:好|完|掉|过|回来|出去|上去))(?:电话)?了"
+             r"[。！!~～.✅✔️🎉👍\s\U0001F300-\U0001FAFF\u200d\u2600-\u27bf]*$",
+             # called the landlord, paid the water and electric bills, got the car serviced
+             rf"^(?:ok|okay|so|yay|finally|phew|well|btw|fyi|update)?[,!:\s]*(?:(?:i|we)"
+             rf"(?:'ve| have)?\s+)?(?:just\s+|finally\s+|already\s+|now\s+)?"
+             rf"(?P<x>(?:{_ERRAND_EN}|updated|got (?:the |my )?\w+(?: \w+)? (?:serviced|fixed|"
+             rf"repaired|cleaned|washed|renewed|done)|got (?:the |my )?\w+(?: \w+){{0,3}} back)"
+             rf"\b.*)")
+TASK_OPEN = (r"^(?:(?:add|new|another)\s+(?:a\s+)?)?(?:todo|to-do|to do|(?:加个|加一个|添加|新)?"
+             r"待办(?:事项)?|任务)\s*[:：-]\s*(?P<x>.+)",
+             r"^todo\s+(?P<x>.+)",
+             # 下周一要交季度报告, 周五前要把水电费交了: a day, then what must be done by it.
+             r"^(?:我们?)?(?:明天|后天|大后天|今晚|今天|待会儿?|等会儿?|回头|下周[一二三四五六日天末]?|"
+             r"这周[一二三四五六日天末]?|周[一二三四五六日天末](?:之?前)?|月底(?:之?前)?|月初|下个?月|"
+             r"\d{1,2}号(?:之?前)?)(?:之?前)?(?:我们?)?(?:还)?(?:要|得|需要|必须|该)(?:去)?"
+             r"(?P<x>[^，,。；;]{2,30})$",
+             # gotta pay the water bill before friday, have to take the car in this weekend
+             r"^(?:gotta|got to|have to|need to|must)\s+(?P<x>.+)")
+TASK_LOOSE = (r"(?:我需要|提醒我|(?:别|不要)让我忘了|别忘了|不要忘了|记得要?|要记得|我得(?!了)|"
+              r"我还得|"
+              r"还得|回头要?)"
               r"(?P<x>.+)",
-              r"\b(?:i need to|remind me to|don't forget to|remember to|i have to|i've got to|"
+              r"\b(?:i need to|remind me to|don't let me forget to|don't forget to|"
+              r"remember to|i have to|i've got to|"
               r"i gotta|i must|i still need to|i still have to|need to)\s+"
               r"(?!(?:say|admit|agree|tell you|be honest|laugh|go now)\b)(?P<x>.+)")
 # A note to oneself ahead of what is noted (Note to self:, 记一下：, 备忘：).
 NOTE_PREFIX = (r"^(?:note to self|self[- ]note|reminder|memo|to do|todo|备忘(?:录)?|记一下|"
+               r"(?:帮我)?记(?:个|件)事|remember this|"
                r"帮我记(?:一下|着|下)?|提醒(?:我|一下)?|待办)\s*[:：,，-]\s*(?P<x>.+)")
 # A note that states something (the gym closes at 9, 我对芒果过敏) rather than asks for a deed.
 STATES = (r"^(?:i|i'm|i've|we|we're|my|our|the|this|that|it|it's|there|he|she|they|his|her|"
           r"their|[a-z]+'s)\b|^(?:我|咱|这|那|他|她|它)|\b(?:is|are|was|were|has|have|had)\b|"
           r"是|有")
+# The user speaking of themself: in a sentence that names someone else, only such clauses are
+# the user's (我不吃葱，我老公倒是特别爱吃).
+FIRST_PERSON = r"我|咱|\b(?:i|i'm|i've|i'd|im|me|my|we|we're|our|us)\b"
+# A negation right before a food verb turns it round: "I don't avoid gluten", 我并不讨厌.
+NEGATED_BEFORE = (r"(?:\b(?:don't|do not|doesn't|does not|never|not|no longer|stopped|won't|"
+                  r"didn't|can't say i)\s+(?:really\s+|actually\s+)?$)|(?:不再|并不|不|没|别)$")
 # Said of the past only (以前不吃香菜, used to hate mushrooms): true then, not now.
 PAST = (r"以前|之前|过去|曾经|原来|小时候|那时候|那会儿|上学的时候|\b(?:used to|back then|"
         r"as a kid|when i was (?:a kid|young|little|in)|in the past|previously|formerly|"

@@ -1,4 +1,4 @@
-"""Git hooks: a post-commit hook that logs each commit and records its decision trailers.
+"""Git hooks: a post-commit hook that logs each commit and records its trailers as memories.
 
 The hook fails open (a missing or failing ekko-mem never blocks a commit), chains with a hook
 that is already there instead of replacing it, and marks its lines so uninstall removes only
@@ -9,10 +9,16 @@ A commit does not wait for its record: the hook reads the commit's sha and branc
 waits (two `git rev-parse`, a few ms), then records them in a detached background process, so
 a later checkout cannot change what is recorded. Everything else (subject, paths, trailers)
 is read from the sha, which does not change.
+
+Trailers are read in English and Chinese (`Decision:`, `决定：`). Git takes only ASCII keys
+with an ASCII colon as trailers, so the last paragraph of the message is also read here: when
+its every line is `Key: value` or `Key：value` (continuation lines folded as git folds them),
+it is the trailer block; otherwise git's own reading stands.
 """
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 from ..errors import Rejected, StoreUnavailable
@@ -20,7 +26,11 @@ from .stores import UseCase
 
 BEGIN = "# >>> ekko-mem post-commit >>>"
 END = "# <<< ekko-mem post-commit <<<"
-TRAILERS = {"decision": "decision", "constraint": "constraint"}
+# trailer key (lower case) -> what it records; a Chinese key records in Chinese wording
+TRAILERS = {"decision": "decision", "决定": "decision", "决策": "decision",
+            "constraint": "constraint", "约束": "constraint",
+            "todo": "open", "to-do": "open", "待办": "open", "done": "done", "完成": "done"}
+_TRAILER_LINE = re.compile(r"([\w-]+)[ \t]*[:：][ \t]*(.*)")
 
 
 def _git(args: list[str], cwd) -> str:
@@ -61,7 +71,7 @@ def _block(binary: str, workspace: str, flags: dict) -> str:
 
 
 class Hooks(UseCase):
-    needs = ("messages", "nodes")
+    needs = ("messages", "remembering")
 
     def _hook_path(self) -> str:
         path = _git(["rev-parse", "--git-path", "hooks/post-commit"], self.stores.root).strip()
@@ -125,8 +135,9 @@ class Hooks(UseCase):
         return {"hook": path, "removed": True, "deletedFile": False}
 
     def record_commit(self, rev: str = "HEAD", branch: str | None = None) -> dict:
-        """Log a commit as a tool message in the hooks session, once per sha. `branch` is
-        the branch it was made on (default: the one checked out now)."""
+        """Log a commit as a tool message in the hooks session, once per sha, with the
+        memories its trailers state. `branch` is the branch it was made on (default: the one
+        checked out now)."""
         root = self.stores.root
         sha = _git(["rev-parse", rev], root).strip()
         session = self.config.get("hooks.session")
@@ -137,20 +148,86 @@ class Hooks(UseCase):
             branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], root).strip()
         paths = _git(["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", sha],
                      root).split()
-        trailers = _git(["log", "-1", "--format=%(trailers:only,unfold)", sha], root)
-        message = self.messages.log_message(subject or sha, session=session, role="tool", meta={
-            "source": "git", "sha": sha, "branch": branch, "paths": paths[:200]})
-        recorded = []
+        trailers = []
         if self.config.get("hooks.trailers"):
-            for line in trailers.splitlines():
-                key, sep, value = line.partition(":")
-                kind = TRAILERS.get(key.strip().lower())
-                if sep and kind and value.strip():
-                    result = self.nodes.propose_update("create", {
-                        "scope": "workspace", "type": kind, "domain": "engineering",
-                        "categoryPath": ["engineering", f"{kind}s"], "title": value.strip(),
-                        "content": value.strip(), "tags": ["git"],
-                        "sourceMessageIds": [message["id"]]},
-                        reason=f"{key.strip()} trailer of commit {sha[:12]}", actor="user")
-                    recorded.append(result)
+            body, _, parsed = _git(["log", "-1", "--format=%B%x00%(trailers:only,unfold)", sha],
+                                   root).partition("\0")
+            trailers = commit_trailers(body, parsed)
+        # The message and its memories are committed together: a reader never sees the
+        # commit recorded without them, and a record that fails is retried whole.
+        with self.store.db.atomic():
+            if self.store.messages.find_commit_message(session, sha):
+                return {"sha": sha, "recorded": False, "reason": "already recorded"}
+            message = self.messages.log_message(subject or sha, session=session, role="tool",
+                                                meta={"source": "git", "sha": sha,
+                                                      "branch": branch, "paths": paths[:200]})
+            items = [_trailer_item(key, value, message["id"], sha) for key, value in trailers
+                     if key.lower() in TRAILERS and value]
+            recorded = self.remembering.apply_items(items, actor="user") if items else []
         return {"sha": sha, "recorded": True, "messageId": message["id"], "memories": recorded}
+
+
+def commit_trailers(body: str, parsed: str) -> list[tuple[str, str]]:
+    """The (key, value) trailers of a commit: the last paragraph of its message `body` when
+    that is a trailer block in either language, else what git `parsed` (unfolded)."""
+    own = _trailer_block(body)
+    if own is not None:
+        return own
+    pairs = []
+    for line in parsed.splitlines():
+        key, sep, value = line.partition(":")
+        if sep:
+            pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def _trailer_block(body: str) -> list[tuple[str, str]] | None:
+    """The trailers of the message's last paragraph, or None when some line of it is neither
+    `Key: value` (either colon) nor a continuation. The first paragraph is the subject."""
+    paragraphs, current = [], []
+    for line in body.splitlines():
+        if line.strip():
+            current.append(line)
+        elif current:
+            paragraphs.append(current)
+            current = []
+    if current:
+        paragraphs.append(current)
+    if len(paragraphs) < 2:
+        return None
+    pairs: list[list[str]] = []
+    for line in paragraphs[-1]:
+        if line[0] in " \t" and pairs:
+            pairs[-1].append(line.lstrip())  # git folds a continuation into one space
+            continue
+        match = _TRAILER_LINE.fullmatch(line)
+        if match is None:
+            return None
+        pairs.append([match.group(1), match.group(2)])
+    return [(key, " ".join(parts).strip()) for key, *parts in pairs]
+
+
+def _trailer_item(key: str, value: str, message_id: str, sha: str) -> dict:
+    """What one trailer proposes, as `apply_items` takes it: a decision or constraint, an
+    open task, or a done statement that closes the open task it names."""
+    kind, zh = TRAILERS[key.lower()], not key.isascii()
+    item = {"operation": "create", "reason": f"{key} trailer of commit {sha[:12]}"}
+    if kind in ("decision", "constraint"):
+        domain = "工程" if zh else "engineering"
+        folder = {"decision": "决策", "constraint": "约束"}[kind] if zh else f"{kind}s"
+        item["node"] = {"scope": "workspace", "type": kind, "domain": domain,
+                        "categoryPath": [domain, folder], "title": value, "content": value,
+                        "tags": ["git"], "sourceMessageIds": [message_id]}
+        return item
+    # Stored as `remember "待办：…"` stores a task, so either closes the other.
+    domain = "任务" if zh else "tasks"
+    said = {"open": ("待办：", "To do: "), "done": ("已完成：", "Done: ")}[kind][0 if zh else 1]
+    item["node"] = {"scope": "workspace", "domain": domain, "categoryPath": [domain],
+                    "type": "task", "key": "task_state", "valueJson": {"state": kind},
+                    "title": value if len(value) <= 60 else value[:59].rstrip() + "…",
+                    "content": said + value,
+                    "importance": 0.7 if kind == "open" else 0.3,
+                    "tags": ["git", "待办" if zh else "todo"], "sourceMessageIds": [message_id]}
+    if kind == "done":
+        item.update(operation="update", target={"type": "task", "text": value})
+    return item

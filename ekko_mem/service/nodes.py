@@ -31,6 +31,8 @@ class Nodes(UseCase):
         (3 needs confirmation, 4 rejected, 5 not found) and nothing was written.
         A new structured value for a single-valued key keeps the old value's other fields
         (a change of 辣 keeps 少油) unless `replace` says the statement replaces all of it.
+        An update or supersede never keeps the old title or content beside a new title,
+        content, key or value (`_restated`).
         """
         try:
             operation = choose("operation", operation, OPERATIONS)
@@ -73,11 +75,7 @@ class Nodes(UseCase):
         return self._accepted(node, "created", why, notes)
 
     def _supersede(self, old, draft, reason, actor, confirm, session, replace=False) -> dict:
-        merged = {**self._carry_over(old), **{k: v for k, v in draft.items() if v is not None}}
-        merged.pop("supersedesId", None)
-        merged.setdefault("scope", old["scope"])
-        node, notes = self.drafts.prepare_node(merged, actor=actor, confirm=confirm,
-                                               session=session)
+        node, notes = self._new_version(old, draft, actor, confirm, session)
         if node["scope"] != old["scope"]:
             raise Rejected(f"a supersede stays in the old node's scope ({old['scope']})",
                            "forget the old node and remember the new one instead")
@@ -91,12 +89,10 @@ class Nodes(UseCase):
 
     def _update(self, old, draft, reason, actor, confirm, session) -> dict:
         """Small edits keep the id; a change of key, value, type or scope is a supersede."""
-        merged = {**self._carry_over(old), **{k: v for k, v in draft.items() if v is not None}}
         meaning = ("key", "valueJson", "type", "scope", "domain", "categoryPath")
-        if any(merged.get(k) != old.get(k) for k in meaning if k in draft):
+        if any(draft[k] is not None and draft[k] != old.get(k) for k in meaning if k in draft):
             return self._supersede(old, draft, reason, actor, confirm, session)
-        node, notes = self.drafts.prepare_node(merged, actor=actor, confirm=confirm,
-                                               session=session)
+        node, notes = self._new_version(old, draft, actor, confirm, session)
         node.update(id=old["id"], createdAt=old["createdAt"], status=old["status"],
                     supersedesId=old.get("supersedesId"))
         store = self.stores.for_scope(old["scope"])
@@ -211,6 +207,26 @@ class Nodes(UseCase):
         wide = self.drafts.schema.is_state(node.get("key"))
         return store.nodes.find_nodes({**f, "rankWalk": wide}, limit=200 if wide else 20)
 
+    def _new_version(self, old, draft, actor, confirm, session) -> tuple[dict, list[str]]:
+        """The node `draft` makes of `old`: what the draft leaves out carries over, but never
+        words that describe the old version beside a new title, content, key or value."""
+        given = {k: v for k, v in draft.items() if v is not None}
+        merged = {**self._carry_over(old), **given, **_restated(old, given)}
+        merged.pop("supersedesId", None)
+        node, notes = self.drafts.prepare_node(merged, actor=actor, confirm=confirm,
+                                               session=session)
+        # Whether the value changed is known only once it is normalised (少辣 is
+        # {"spicy": "low"}); then the words not given are made again, from the new value.
+        # A task's state is not what its words say: a task done keeps them.
+        changed = node.get("key") != old.get("key") or (
+            node.get("valueJson") != old.get("valueJson")
+            and not self.drafts.schema.is_state(node.get("key")))
+        if changed and not (_given(given, "title") and _given(given, "content")):
+            merged.update(_restated(old, given, node))
+            node, notes = self.drafts.prepare_node(merged, actor=actor, confirm=confirm,
+                                                   session=session)
+        return node, notes
+
     def _carry_over(self, old) -> dict:
         keep = ("scope", "domain", "categoryPath", "type", "key", "valueJson", "title",
                 "content", "confidence", "importance", "tags", "entities", "sourceMessageIds",
@@ -242,3 +258,35 @@ class Nodes(UseCase):
         if notes:
             out["notes"] = notes
         return out
+
+
+def _given(draft: dict, field: str) -> str | None:
+    text = draft.get(field)
+    return text.strip() if isinstance(text, str) and text.strip() else None
+
+
+def _restated(old: dict, given: dict, node: dict | None = None) -> dict:
+    """The title and content a new version puts in place of the old ones; None lets the draft
+    rules make them (a title cut from the content, content that repeats the title, or
+    `key: value`). A new title takes the old content's place and new content the old title's.
+    With `node`, whose key or value is not `old`'s, the words the caller did not give are
+    the rules' own for the new value where they have them: the old words described the old
+    value."""
+    title, content = _given(given, "title"), _given(given, "content")
+    new_content = content is not None and content != old["content"].strip()
+    out: dict = {}
+    if title is None and new_content:
+        out["title"] = None
+    if content is None and title is not None and title != old["title"].strip():
+        out["content"] = None
+    if node is not None:
+        said = {}
+        if node.get("key") is not None:
+            from ..extract.rules import worded
+            zh = any("\u4e00" <= ch <= "\u9fff" for ch in title or content or old["title"])
+            said = worded(node["key"], node.get("valueJson"), zh) or {}
+        if title is None and not new_content:
+            out["title"] = said.get("title")
+        if content is None:
+            out["content"] = said.get("content")
+    return out

@@ -36,11 +36,47 @@ class Queries(UseCase):
         if structured or not text:
             for _, store in stores:
                 exact += store.nodes.find_nodes(base, limit=pool)
-        relevant: list[tuple[dict, float]] = []
-        if text:
-            found = self.recaller.recall(stores, text, kinds=("node",), node_filter=base)
-            relevant = [(c.record, c.score) for c in found["ranked"]]
+        relevant = self._search(stores, text, base, pool) if text else []
         return self._classify(q, exact, relevant, now)
+
+    def _search(self, stores, text: str, base: dict, pool: int) -> list[tuple[dict, float]]:
+        """(node, score) of the nodes `text` finds, best first: the terms, counts, node read
+        and scores of `context`'s recall, with two differences a search wants. Most of the
+        characters of a Chinese word find a node without its bigram (see `_finds`), and no
+        relevance floor cuts the list short of the limit. With semantic recall on, the nodes
+        nearest in meaning are fused in as recall fuses them."""
+        from ..errors import EkkoError
+        from ..retrieval import analyse, rank, score
+        from .recall import _node_candidate
+        query = analyse(text, self.env.now())
+        pooled: dict = {}
+        df: dict[str, int] = {}
+        total = 0
+        for name, store in stores:
+            if not query.terms:
+                break
+            try:
+                counts = store.recall.term_counts("memory_nodes_fts", query.terms)
+                hits = store.recall.node_hits(query.terms, counts, base, limit=pool)
+                total += store.recall.row_estimate("memory_nodes")
+            except EkkoError:
+                continue  # as recall does: a db that cannot be searched adds nothing
+            for term, count in counts.items():
+                df[term] = df.get(term, 0) + count
+            for node in hits:
+                pooled.setdefault(node["id"], _node_candidate(node, name))
+        candidates = list(pooled.values())
+        score(_every_term_scores(query), candidates, df, total)
+        finds = _finds(query)
+        ranked, _ = rank([c for c in candidates if finds(c.matched)], floor=0.0)
+        embedder = self.stores.embedder() if stores else None
+        if embedder is not None:
+            from ..retrieval.fusion import fuse
+            from .semantic import vector_hits
+            ranked = fuse(ranked, vector_hits(
+                embedder, stores, text, kinds=("node",), pool=pooled, skip=set(),
+                node_filter=base, session=None, since=None, limit=pool, warnings=None))
+        return [(c.record, c.score) for c in ranked]
 
     def search_messages(self, text: str, *, session: str | None = None,
                         since: str | None = None, limit: int = 20) -> dict:
@@ -181,3 +217,36 @@ class Queries(UseCase):
                            "pass at least one selector")
         found = self.retrieve({**query, "limit": 1})["exact"]
         return found[0] if found else None
+
+
+def _every_term_scores(query):
+    """`query` with every shared term counting towards a node's score, single CJK characters
+    included (recall counts them only beside a word or bigram match)."""
+    from ..retrieval import Query
+
+    class Search(Query):
+        __slots__ = ()
+
+        @property
+        def strong_terms(self) -> list[str]:
+            return self.terms
+
+    return Search(query.text, query.terms, query.window, query.precise)
+
+
+def _finds(query):
+    """Whether a node sharing the terms `matched` is found: by a word or bigram of the text
+    (as recall finds it), or by at least two, and at least half, of the characters of one
+    of its Chinese words: 打 and 球 of 打球 are in 我喜欢打篮球. One character alone is too
+    common to find anything (菜 of 香菜 is in 剩菜 and 蔬菜)."""
+    from ..tokens import is_cjk, runs
+    strong = set(query.strong_terms)
+    chars = {t for t in query.terms if len(t) == 1 and is_cjk(t)}
+    words = [w for w in ({ch for ch in run if ch in chars} for run in runs(query.text)
+                         if is_cjk(run[0])) if len(w) >= 2]
+
+    def finds(matched: list[str]) -> bool:
+        shared = set(matched)
+        return bool(shared & strong) or any(
+            len(shared & word) >= max(2, (len(word) + 1) // 2) for word in words)
+    return finds

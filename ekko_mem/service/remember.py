@@ -31,7 +31,9 @@ class Remember(UseCase):
                        "limits.content", instead="remember the part worth keeping, keep the"
                        " whole text in the message log with 'ekko-mem log'")
         if fields or supersedes:
-            if text is not None:
+            if text is not None and supersedes:
+                fields = {**self._said(text, fields, session), **fields}
+            elif text is not None:
                 fields.setdefault("content", text.strip())
             return self._remember_fields(text, fields, supersedes, reason, actor, confirm,
                                          session)
@@ -99,13 +101,33 @@ class Remember(UseCase):
         return self.nodes.propose_update("create", fields, reason=reason, actor=actor,
                                    confirm=confirm, session=session)
 
-    def _remember_text(self, text, reason, actor, confirm, session) -> list[dict]:
-        from ..extract.rules import extract, without_request
+    def _read(self, text: str, session) -> list[dict]:
+        """The rules' extraction items for `text`, as if it were the next message."""
+        from ..extract.rules import extract
         now = self.env.now_iso()
         probe = {"id": "msg_pending", "sessionId": self.session(session), "role": "user",
                  "content": text, "createdAt": now}
         extraction = extract([probe], now=now, end_of_day=self.drafts.end_of_day())
-        items = extraction.get("nodes") or []
+        return extraction.get("nodes") or []
+
+    def _said(self, text: str, fields: dict, session) -> dict:
+        """A new version given as text, in the words a fresh `remember TEXT` stores: the one
+        lasting keyed statement the rules read in it (key, value, title and content agree),
+        else the text without the request around it, from which the title is cut."""
+        from ..extract.rules import without_request
+        plain = {"content": without_request(text) or text.strip()}
+        if any(fields.get(name) is not None for name in RESTATED):
+            return plain  # the caller said what the text is; it is the content
+        items = self._read(text, session)
+        node = items[0]["node"] if len(items) == 1 else {}
+        if (items and items[0].get("operation") in ("create", "supersede")
+                and node.get("key") is not None and not node.get("expiresAt")):
+            return {name: node[name] for name in RESTATED if node.get(name) is not None}
+        return plain
+
+    def _remember_text(self, text, reason, actor, confirm, session) -> list[dict]:
+        from ..extract.rules import without_request
+        items = self._read(text, session)
         # The person asked for this to be remembered: that is explicit intent, so a lasting
         # node the rules put in session scope only for want of intent takes its default scope.
         for item in items:
@@ -215,6 +237,9 @@ class Remember(UseCase):
         hits = [n for n in hits if n["status"] == "active" and n["scope"] != "global"]
         return hits[0]["id"] if hits else None
 
+
+# What a new version given as text restates; the rest of the old version carries over.
+RESTATED = ("type", "domain", "categoryPath", "key", "valueJson", "title", "content")
 
 # A write's past-tense operation, as a dry run says it would happen.
 _WOULD = {"created": "create", "superseded": "supersede", "refreshed": "refresh",
