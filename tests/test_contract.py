@@ -130,5 +130,6 @@ def test_completion_offers_known_values(cli, ws):
     assert complete("ekko-mem context --format m", 3) == ["markdown"]
     assert "生活技能" in complete("ekko-mem query --domain ", 3)
     # the category held in the db, and the built-in schema's own
-    assert complete("ekko-mem query --category 生活", 3) == ["生活技能/做饭", "生活技能/做饭/饮食偏好"]
+    assert complete("ekko-mem query --category 生活", 3) == ["生活技能/做饭", "生活技能/做饭/饮食偏好",
+                                                            "生活技能/健康"]
     assert "avoid_ingredient" in complete("ekko-mem forget --key av", 3)

@@ -199,7 +199,7 @@ def test_sessions_keys_categories_and_domains(cli, workspace):
     assert lines(cli("__complete", "keys", "avoid")) == ["avoid_ingredient"]
     categories = lines(cli("__complete", "categories"))
     assert {"生活技能/做饭", "engineering/tooling"} <= set(categories)
-    assert lines(cli("__complete", "categories", "生活")) == ["生活技能/做饭"]
+    assert lines(cli("__complete", "categories", "生活")) == ["生活技能/做饭", "生活技能/健康"]
     assert {"生活技能", "engineering"} <= set(lines(cli("__complete", "domains")))
 
 
