@@ -15,10 +15,10 @@ def test_the_everyday_statements_store_no_wrong_value():
 
 
 def test_the_everyday_statements_recall_floor():
-    # Measured by python -m bench.golden: 168 of the 259 labelled values; a change that loses
+    # Measured by python -m bench.golden: 203 of the 259 labelled values; a change that loses
     # many of them fails here even while it stores nothing wrong.
     rows = read_score(statements.CASES)["rows"].values()
-    assert sum(r["found"] for r in rows) >= 160
+    assert sum(r["found"] for r in rows) >= 195
 
 
 @pytest.mark.parametrize(("text", "expected"), [
