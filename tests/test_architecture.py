@@ -46,7 +46,7 @@ def test_no_class_has_more_than_two_bases():
 
 @pytest.mark.parametrize("layer", INNER)
 def test_inner_layers_import_no_rendering_and_no_cli(layer):
-    banned = re.compile(r"^(ekko_mem\.(render|cli|app|actions\w*|options|mcp_server)|typer|rich"
+    banned = re.compile(r"^(ekko_mem\.(render|cli|app|actions\w*|options|mcp_server|mcp_tools)|typer|rich"
                         r"|click)(\.|$)")
     offenders = {f"{path.relative_to(PACKAGE)} imports {name}"
                  for path in (PACKAGE / layer).rglob("*.py")
@@ -55,7 +55,7 @@ def test_inner_layers_import_no_rendering_and_no_cli(layer):
 
 
 def test_store_imports_nothing_above_it():
-    above = re.compile(r"^ekko_mem\.(service|render|cli|app|actions\w*|mcp_server)(\.|$)")
+    above = re.compile(r"^ekko_mem\.(service|render|cli|app|actions\w*|mcp_server|mcp_tools)(\.|$)")
     offenders = {f"{path.relative_to(PACKAGE)} imports {name}"
                  for path in (PACKAGE / "store").rglob("*.py")
                  for name in _imports(path) if above.match(name)}

@@ -641,7 +641,7 @@ def test_nul_is_refused_by_every_command_that_writes(ws, cli, tmp_path):
 
 
 def test_a_credential_in_the_context_text_is_masked_within_the_budget():
-    from ekko_mem.mcp_server import _within
+    from ekko_mem.mcp_tools import _within
     from ekko_mem.policy.budget import estimate_tokens
     text = "deploy with password=hunter22 " + "then check the dashboards " * 3
     budget = estimate_tokens(text)  # full: the mask is longer than what it hides

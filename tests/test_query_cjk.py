@@ -46,7 +46,7 @@ def test_a_query_sharing_no_term_finds_nothing(cli, ws):
 
 
 def test_the_service_method_mcp_calls_finds_partial_words(service):
-    from ekko_mem.mcp_server import MemoryTools
+    from ekko_mem.mcp_tools import MemoryTools
     basketball = _add(service, "我喜欢打篮球")
     coffee = _add(service, "我每天早上磨咖啡豆")
     found = MemoryTools(service).search({"queryText": "打球"})

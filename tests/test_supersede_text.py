@@ -145,7 +145,7 @@ def test_propose_update_with_a_new_value_words_it_as_the_rules_do(service):
 
 
 def test_mcp_update_tool_restates_the_text(service):
-    from ekko_mem.mcp_server import MemoryTools
+    from ekko_mem.mcp_tools import MemoryTools
     made = service.propose_update("create", {"type": "fact", "title": ELM, "content": ELM},
                                   actor="user")
     answer = MemoryTools(service).propose({"operation": "supersede",

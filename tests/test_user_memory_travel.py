@@ -75,7 +75,7 @@ def test_a_preference_remembered_in_one_workspace_works_in_another(cli_proc, pla
     assert edited.code == 0, edited
     assert edited.json()["operation"] == "updated"
     from ekko_mem import MemoryService
-    from ekko_mem.mcp_server import MemoryTools
+    from ekko_mem.mcp_tools import MemoryTools
     with MemoryService(b) as svc:
         answer = MemoryTools(svc).propose({"operation": "update", "targetId": node,
                                            "node": {"importance": 0.9},
