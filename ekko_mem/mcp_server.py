@@ -10,6 +10,12 @@ gets the answer JSON-RPC 2.0 prescribes and the server keeps serving: -32700 for
 not JSON, -32600 for one that is not a request, -32601 for an unknown method, -32602 for params
 or tool arguments of the wrong shape; notifications are never answered. What goes wrong inside
 a tool (a refusal, a missing db) is a tool result with isError, worded for the model.
+
+A line is at most limits.line bytes, the cap on a JSON Lines input line: a longer one is read
+to its end a chunk at a time, never held, and answered -32600, so memory stays bounded
+whatever a client sends. An id is echoed as it was written: a string, or an integer (which
+Python keeps exactly); a number with a fraction or an exponent (1e999 would come back as
+Infinity, which is not JSON) is refused.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from collections.abc import Callable
 from pydantic import ValidationError
 
 from . import __version__
+from .config_values import DEFAULTS
 from .errors import EkkoError
 from .mcp_tools import CONFIRM, TOOLS, MemoryTools, Reply, tool_list
 from .models import validation_message
@@ -29,6 +36,7 @@ from .models import validation_message
 PROTOCOL_VERSIONS = ("2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05")
 PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS, INTERNAL_ERROR = (
     -32700, -32600, -32601, -32602, -32603)
+DRAIN = 1 << 16  # bytes read at a time from a line over the limit, each dropped at once
 
 INSTRUCTIONS = """Long-term memory for this user and project (ekko-mem). A memory context is
 usually injected before each turn; when none was, call memory_context with the user's message.
@@ -52,12 +60,48 @@ def _error(ident, code: int, message: str) -> dict:
 
 
 def _valid_id(ident) -> bool:
-    # MCP forbids a null id; JSON-RPC allows only strings and numbers besides.
-    return isinstance(ident, (str, int, float)) and not isinstance(ident, bool)
+    # MCP forbids a null id and takes a string or an integer; a float could not be echoed as
+    # it was written.
+    return isinstance(ident, (str, int)) and not isinstance(ident, bool)
 
 
 def _no_constant(name: str):
     raise ValueError(f"{name} is not JSON")
+
+
+def _integer(token: str):
+    # -0 would be echoed as 0: read as a float, so that as an id it is refused.
+    return -0.0 if token == "-0" else int(token)
+
+
+def _encode(reply) -> bytes:
+    """One line of JSON; a number JSON cannot carry (inf, nan) makes it an internal error
+    rather than a line the client cannot parse."""
+    try:
+        text = json.dumps(reply, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    except ValueError as exc:
+        ident = reply.get("id") if isinstance(reply, dict) else None
+        text = json.dumps(_error(ident, INTERNAL_ERROR, f"Internal error: {exc}"),
+                          ensure_ascii=True, separators=(",", ":"))
+    return text.encode("ascii") + b"\n"
+
+
+def read_lines(reader, cap: int):
+    """Each line of `reader` as bytes, or, for a line over `cap` bytes (its break left out),
+    its size: that line is read to its end a chunk at a time and never held."""
+    limit = cap + 2  # the line, its break (\n or \r\n) and one byte more tell a long line
+    while raw := reader.readline(limit):
+        if len(raw) < limit or raw.endswith(b"\n"):
+            size = len(raw) - (raw.endswith(b"\n") + raw.endswith(b"\r\n"))
+            yield raw if size <= cap else size
+            continue
+        size = len(raw)
+        while chunk := reader.readline(DRAIN):
+            size += len(chunk)
+            if chunk.endswith(b"\n"):
+                size -= 1
+                break
+        yield size
 
 
 def _unparsable(exc: Exception) -> str:
@@ -89,27 +133,34 @@ def _lone_surrogate(value) -> bool:
 class Server:
     """One client's stdio session: each line in, its answer (if any) out, in order."""
 
-    def __init__(self, tools: MemoryTools) -> None:
+    def __init__(self, tools: MemoryTools, *, line_limit: int = DEFAULTS["limits.line"]) -> None:
         self.tools = tools
+        self.line_limit = line_limit
         self._listed: list[dict] | None = None
         self.methods: dict[str, Callable[[dict], dict]] = {
             "initialize": self.initialize, "ping": lambda params: {},
             "tools/list": self.list_tools, "tools/call": self.call_tool}
 
     def run(self, reader, writer) -> None:
-        for line in reader:
-            if not line.strip():
+        for line in read_lines(reader, self.line_limit):
+            if isinstance(line, int):
+                reply = _error(None, INVALID_REQUEST, (
+                    f"Invalid Request: the line is {line:,} bytes, over the limit of"
+                    f" {self.line_limit:,}; send a smaller message, or raise 'line' under"
+                    " [limits] in config.toml"))
+            elif not line.strip():
                 continue
-            reply = self.handle_line(line)
+            else:
+                reply = self.handle_line(line)
             if reply is not None:
-                writer.write(json.dumps(reply, ensure_ascii=True,
-                                        separators=(",", ":")).encode("ascii") + b"\n")
+                writer.write(_encode(reply))
                 writer.flush()
 
     def handle_line(self, line: bytes):
         """The answer to one line: a response, a batch's responses, or None."""
         try:
-            frame = json.loads(line.decode("utf-8"), parse_constant=_no_constant)
+            frame = json.loads(line.decode("utf-8"), parse_constant=_no_constant,
+                               parse_int=_integer)
         except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
             return _error(None, PARSE_ERROR, f"Parse error: {_unparsable(exc)}")
         if isinstance(frame, list):
@@ -125,8 +176,8 @@ class Server:
             return _error(None, INVALID_REQUEST, "Invalid Request: a message is a JSON object")
         ident, has_id = message.get("id"), "id" in message
         if has_id and not _valid_id(ident):
-            return _error(None, INVALID_REQUEST,
-                          "Invalid Request: id must be a string or a number")
+            return _error(None, INVALID_REQUEST, "Invalid Request: id must be a string or an"
+                          " integer (a fraction or an exponent cannot be echoed exactly)")
         method = message.get("method")
         if method is None and has_id and ("result" in message or "error" in message):
             return None  # a response: this server sends no requests, and answers none
@@ -227,10 +278,14 @@ def serve(*, workspace: str | None = None, session: str | None = None) -> None:
     """
     from .service import MemoryService
     service = MemoryService(workspace, session=session)
+    try:
+        cap = service.config.get("limits.line")
+    except EkkoError:  # a bad config is the tools' to report; the default cap still holds
+        cap = DEFAULTS["limits.line"]
     out, kept = sys.stdout.buffer, sys.stdout
     sys.stdout = sys.stderr  # a stray print must not break the protocol stream
     try:
-        Server(MemoryTools(service, session=session)).run(sys.stdin.buffer, out)
+        Server(MemoryTools(service, session=session), line_limit=cap).run(sys.stdin.buffer, out)
     finally:
         sys.stdout = kept
         service.close()

@@ -13,7 +13,9 @@ Credentials (kinds api_key and password) covered:
   URLs, Discord webhook URLs, Google API keys and OAuth access tokens, JWTs;
 - values named by a key word (api_key=, token:, aws_secret_access_key =, 密钥是), by an
   Authorization or Proxy-Authorization header, or by password, passwd, pwd, passphrase, 密码,
-  密碼 or 口令 with or without a separator;
+  密碼, 口令 or パスワード with or without a separator, by pw: and pass: (DB_PASS=), or in a
+  sentence ("my password is …", "the password for the server is …"); a quoted value is
+  taken whole, spaces and all;
 - the password in a URL (scheme://user:password@host);
 - passwords on a command line: mysql/mariadb -p, --password=, sshpass -p, redis-cli -a,
   curl -u user:password, openssl -pass pass:, PGPASSWORD= and similar variables.
@@ -122,6 +124,30 @@ def _password_like(value: str) -> bool:
             and "://" not in value and _plausible_password(value))
 
 
+def _short_named(value: str) -> bool:
+    # After pw: or pass:, which also name widths and test counts (pw = 0.5, pass: 3/5), a
+    # password mixes letters with digits or marks, or is a PIN of six digits or more.
+    if len(value) < 4 or value.isalpha() or not _plausible_password(value):
+        return False
+    return any(c.isalpha() for c in value) or (value.isdigit() and len(value) >= 6)
+
+
+# Endings of the English words that follow "the password is" in prose (generated, required,
+# compromised, configurable, insufficient, automatically ...).
+_PROSE_ENDINGS = ("ed", "able", "ible", "ent", "ant", "ive", "ous", "al", "ic", "ly", "ing",
+                  "ful", "less", "ness", "tion", "sion", "ary", "ory", "ise", "ize")
+
+
+def _said_password(value: str) -> bool:
+    # "my password is hunter2": a value with a non-letter, or one long run of letters that
+    # no English word ending marks as prose (correcthorsebatterystaple).
+    if not _plausible_password(value):
+        return False
+    if not value.isalpha():
+        return True
+    return len(value) >= 12 and not value.lower().endswith(_PROSE_ENDINGS)
+
+
 def _credential_like(value: str) -> bool:
     # An Authorization value: anything but a scheme word or a placeholder such as YOUR_TOKEN.
     # Basic credentials are base64 and may lack digits, but they mix upper and lower case.
@@ -148,7 +174,8 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
     "password-like": _password_like,
     "credential": _credential_like,
     "url": _url_password_ok,
-    "password is": lambda v: _plausible_password(v) and not v.isalpha(),
+    "password is": _said_password,
+    "short": _short_named,
     "cn_id": _id_check_digit_ok,
     "email": lambda v: v.rsplit(".", 1)[-1].lower() not in _FILE_SUFFIXES,
     "phone": lambda v: 8 <= sum(c.isdigit() for c in v) <= 15,
@@ -238,7 +265,7 @@ def mask_secrets(text: str) -> str:
 
 
 # A JSON field named like a credential: its value is judged as "name=value", as written.
-_CREDENTIAL_FIELDS = ("pass", "pwd", "token", "secret", "api_key", "apikey", "api-key",
+_CREDENTIAL_FIELDS = ("pass", "pw", "token", "secret", "api_key", "apikey", "api-key",
                       "access_key", "private_key", "auth", "密码", "口令", "密钥", "令牌")
 
 

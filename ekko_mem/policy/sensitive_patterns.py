@@ -16,6 +16,12 @@ import re
 # ASCII, and stopping at Chinese keeps 密码是什么 ("what is the password") from matching.
 _VALUE = r"(?:(?![\"'`,;])[!-~])+"
 _SEP = r"[\"']?\s*(?:[:=：]|是|为|為)\s*[\"'“‘「]?"
+# A password may be a quoted phrase ("correct horse battery staple"): after an opening quote
+# the value runs to its closing quote on the same line, else it is one word as above.
+_QUOTED = "|".join(rf"(?<={open_}){body}{{1,128}}(?={close})" for open_, body, close in (
+    ('"', r'[^"\r\n]', '"'), ("'", r"[^'\r\n]", "'"), ("“", r"[^”\r\n]", "”"),
+    ("‘", r"[^’\r\n]", "’"), ("「", r"[^」\r\n]", "」")))
+_PW_VALUE = rf"(?:{_QUOTED}|{_VALUE})"
 # A command-line argument, quoted or not; the closing quote stays outside the value.
 _ARG = r"[\"'`]?(?P<v>[^\s\"'`]+)"
 # Up to a dozen more arguments of the same command: bounded, so that a line of repeated command
@@ -28,6 +34,9 @@ _B64 = "A-Za-z0-9+/"
 # on long blobs of base64 or digits.
 _KEY_NAMES = r"(?:api[_-]?key|token|secret(?:[_-]?key)?|access[_-]?key|private[_-]?key)"
 _PASSWORD_NAMES = r"(?:password|passwd|passphrase|pwd)"
+# "for the server", "to the wifi": up to four words between a password word and its "is".
+_FOR_WHAT = r"(?:\s+(?:for|to|of|on|at)(?:\s+[^\s.,;:!?\"']+){1,4}?)?"
+_SEP_CJK = r"[\"']?\s*(?:[:=：]|是|为|為|は)\s*[\"'“‘「]?"  # パスワードは…
 _GITLAB_PREFIXES = ("glpat-", "gldt-", "glrt-", "glptt-", "glcbt-", "glimt-", "gloas-",
                     "glsoat-", "glagent-", "glffct-")
 
@@ -79,16 +88,22 @@ _NAMED: tuple[tuple[str, str, str], ...] = (
                            rf"(?![A-Za-z0-9]){_SEP}(?P<v>{_VALUE})")),
     ("api_key", "random", rf"(?:密钥|秘钥|令牌)\s*{_SEP}(?P<v>{_VALUE})"),
     ("password", "password", (rf"(?i)(?<![{_W}-])(?:[A-Za-z0-9]+[_-])*{_PASSWORD_NAMES}"
-                              rf"(?![A-Za-z0-9]){_SEP}(?P<v>{_VALUE})")),
-    # "the password is stored in the vault": after "is" only a value with a non-letter counts.
+                              rf"(?![A-Za-z0-9]){_SEP}(?P<v>{_PW_VALUE})")),
+    # pw: and pass: (DB_PASS=, but not a test runner's PASS: or "pass the salt"); the value is
+    # judged more strictly, since pw and pass are also words and variables.
+    ("password", "short", (rf"(?<![{_W}-])(?:(?:[A-Za-z0-9]+_)*(?:[Pp]ass|[Pp][Ww])"
+                           rf"|(?:[A-Za-z0-9]+_)+PASS)(?![A-Za-z0-9]){_SEP}(?P<v>{_PW_VALUE})")),
+    # "the password is stored in the vault": after "is" a word counts only when it could not
+    # be prose (sensitive.py). "The password for the server is X" names what it opens.
     ("password", "password is",
-     rf"(?i)(?<![A-Za-z0-9])(?:password|passphrase)\s+is(?:\s*[:：])?\s+[\"']?(?P<v>{_VALUE})"),
+     rf"(?i)(?<![A-Za-z0-9])(?:password|passphrase|pwd|pw){_FOR_WHAT}\s+is(?:\s*[:：])?\s+"
+     rf"[\"'“‘「]?(?P<v>{_PW_VALUE})"),
     # No separator at all ("password hunter2x9", 密码 abc123456): only a value that could not be
     # a word of the sentence counts, so "password manager" and 密码 错误 stay prose.
     ("password", "password-like",
      rf"(?i)(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd)\s+[\"']?(?P<v>{_VALUE})"),
-    ("password", "password", rf"(?:密码|密碼|口令)\s*{_SEP}(?P<v>{_VALUE})"),
-    ("password", "password-like", rf"(?:密码|密碼|口令)\s*[\"'“‘「]?(?P<v>{_VALUE})"),
+    ("password", "password", rf"(?:密码|密碼|口令|パスワード)\s*{_SEP_CJK}(?P<v>{_PW_VALUE})"),
+    ("password", "password-like", rf"(?:密码|密碼|口令|パスワード)\s*[\"'“‘「]?(?P<v>{_VALUE})"),
     # scheme://user:password@host. The whole user:password is reported: a finding starting at
     # the password would lose to the e-mail address that "password@host.com" also looks like.
     # The password runs to the last @ before the path, since people paste them unescaped.
@@ -130,14 +145,15 @@ _SOURCES = _TOKENS + _NAMED + _COMMANDS + _PERSONAL
 # for the patterns its text could match (compiling them all costs about 25 ms, more than a
 # whole `ekko-mem log`).
 _PASSWORD_WORDS = ("passw", "passphrase", "pwd")
+_CN_PASSWORD_WORDS = ("密码", "密碼", "口令", "パスワード")
 _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("-----begin",), ("sk-",), ("sk_live", "sk_test", "rk_live", "rk_test"), ("whsec_",),
     ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), _GITLAB_PREFIXES, ("npm_",),
     ("hf_",), ("akia", "asia"), ("xox", "xapp-"), ("hooks.slack",), ("discord",), ("aiza",),
     ("ya29.",), ("eyj",),
     ("bearer",), ("authoriz", "authoris"), ("secret",), ("key", "token", "secret"),
-    ("密钥", "秘钥", "令牌"), _PASSWORD_WORDS, ("password", "passphrase"), _PASSWORD_WORDS,
-    ("密码", "密碼", "口令"), ("密码", "密碼", "口令"), ("://",),
+    ("密钥", "秘钥", "令牌"), _PASSWORD_WORDS, ("pass", "pw"), ("password", "passphrase", "pw"),
+    _PASSWORD_WORDS, _CN_PASSWORD_WORDS, _CN_PASSWORD_WORDS, ("://",),
     ("mysql", "mariadb"), ("--pass",), ("sshpass",), ("redis-cli",), ("curl",), ("-pass",),
     ("pgpassword", "rediscli_auth", "sshpass"),
     (), (), (), ("@",), (), ("+",),
@@ -250,7 +266,6 @@ _QUOTE_SPACE = r"[\"']?\s*"  # what comes between a key word and its separator i
 _DIGITS = tuple("0123456789")
 _KEY_SEP = _followed(("key", "token", "secret"), _QUOTE_SPACE, "".join(_SEP_CHARS))
 _PASSWORD_SPELLINGS = ("password", "passwd", "passphrase", "pwd")
-_CN_PASSWORD = ("密码", "密碼", "口令")
 # The groups: a pattern is tried only when the text holds one of its group's first
 # characters, and no pattern when the text holds none of them (one class search).
 _G_HYPHEN, _G_UNDERSCORE, _G_URL = (("-",),), (("_",),), (("/",), ("://",))
@@ -258,8 +273,9 @@ _G_DIGIT, _G_AT, _G_J, _G_PLUS = (_DIGITS,), (("@",),), (("J",),), (("+",),)
 _G_Y, _G_BEARER, _G_AUTHORIZATION = (("y",),), (("b", "B"), _DIGITS), (("h", "H"), (":", "="))
 _G_AKIA = (("A",), ("K", "S", "z"), _search("A(?:KIA|SIA|Iza)"))
 _G_KEY = (("k", "K", "\u212a", "c", "C"), _SEP_CHARS)  # key, token, secret
-_G_PASSWORD = (("p", "P", "_"), _lower_has("pass", "pwd", "rediscli_auth"))
-_G_CN = (("密", "秘", "令", "口"),)  # 密钥 秘钥 令牌 密码 密碼 口令
+_G_PASSWORD = (("p", "P", "_"), _lower_has("pass", "pw", "rediscli_auth"))
+_G_CN = (("密", "秘", "令", "口"),)  # 密钥 秘钥 令牌
+_G_CN_PASSWORD = (("密", "口", "パ"),)  # 密码 密碼 口令 パスワード
 _NEEDS: tuple[tuple, ...] = (
     (_G_HYPHEN, ("-----BEGIN ",)), (_G_HYPHEN, ("sk-",), _DIGITS),
     (_G_UNDERSCORE, ("k_live_", "k_test_")), (_G_UNDERSCORE, ("whsec_",)),
@@ -271,11 +287,16 @@ _NEEDS: tuple[tuple, ...] = (
     # bearer, authorization, aws_secret_access_key, named keys, 密钥
     (_G_BEARER,), (_G_AUTHORIZATION,), (_G_KEY, _KEY_SEP), (_G_KEY, _DIGITS, _KEY_SEP),
     (_G_CN, ("密钥", "秘钥", "令牌"), _SEP_CHARS, _DIGITS),
-    # passwords: named, "is", without a separator, 密码 with and without one, in a URL
+    # passwords: named, pw: and pass:, "is", without a separator, 密码 with and without one,
+    # in a URL
     (_G_PASSWORD, _SEP_CHARS, _followed(_PASSWORD_SPELLINGS, _QUOTE_SPACE, "".join(_SEP_CHARS))),
-    (_G_PASSWORD, _followed(("password", "passphrase"), r"\s+is")),
+    (_G_PASSWORD, ("ass", "ASS", "pw", "pW", "Pw", "PW"), _SEP_CHARS,
+     _followed(("pass", "pw"), _QUOTE_SPACE, "".join(_SEP_CHARS))),
+    (_G_PASSWORD, _followed(("password", "passphrase", "pwd", "pw"), _FOR_WHAT + r"\s+is")),
     (_G_PASSWORD, _followed(_PASSWORD_SPELLINGS, r"\s")),
-    (_G_CN, _CN_PASSWORD, _SEP_CHARS), (_G_CN, _CN_PASSWORD), (_G_AT, ("://",)),
+    (_G_CN_PASSWORD, _CN_PASSWORD_WORDS, (*_SEP_CHARS, "は")),
+    (_G_CN_PASSWORD, _CN_PASSWORD_WORDS),
+    (_G_AT, ("://",)),
     # mysql, --password=, sshpass, redis-cli, curl, openssl, PGPASSWORD=
     (_G_HYPHEN, ("-p",)), (_G_HYPHEN, ("=",)), (_G_HYPHEN, ("sshpass",), ("-p",)),
     (_G_HYPHEN, ("redis-cli",), ("-a", "--pass")), (_G_HYPHEN, ("curl",), ("-u",), (":",)),

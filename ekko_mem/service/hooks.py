@@ -14,6 +14,12 @@ Trailers are read in English and Chinese (`Decision:`, `决定：`). Git takes o
 with an ASCII colon as trailers, so the last paragraph of the message is also read here: when
 its every line is `Key: value` or `Key：value` (continuation lines folded as git folds them),
 it is the trailer block; otherwise git's own reading stands.
+
+A trailer is the user's statement only when the user wrote and committed the commit: its
+author's and committer's e-mail are the one git would commit under here now (`git var
+GIT_COMMITTER_IDENT`: user.email, or the GIT_COMMITTER_EMAIL and EMAIL that override it). A
+cherry-picked, applied or rebased commit of someone else's is recorded as theirs: imported,
+at lower confidence, its reason naming them.
 """
 from __future__ import annotations
 
@@ -31,6 +37,7 @@ TRAILERS = {"decision": "decision", "决定": "decision", "决策": "decision",
             "constraint": "constraint", "约束": "constraint",
             "todo": "open", "to-do": "open", "待办": "open", "done": "done", "完成": "done"}
 _TRAILER_LINE = re.compile(r"([\w-]+)[ \t]*[:：][ \t]*(.*)")
+OTHERS_CONFIDENCE = 0.6  # what another person's trailer says: below the user's own 0.95
 
 
 def _git(args: list[str], cwd) -> str:
@@ -143,7 +150,11 @@ class Hooks(UseCase):
         session = self.config.get("hooks.session")
         if self.store.messages.find_commit_message(session, sha):
             return {"sha": sha, "recorded": False, "reason": "already recorded"}
-        subject = _git(["log", "-1", "--format=%s", sha], root).strip()
+        author, author_email, committer, committer_email, subject = _git(
+            ["log", "-1", "--format=%an%x00%ae%x00%cn%x00%ce%x00%s", sha], root).split("\0", 4)
+        subject = subject.strip()
+        someone = _someone_else(_user_email(root), (author, author_email),
+                                (committer, committer_email))
         if not branch:
             branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], root).strip()
         paths = _git(["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", sha],
@@ -158,13 +169,42 @@ class Hooks(UseCase):
         with self.store.db.atomic():
             if self.store.messages.find_commit_message(session, sha):
                 return {"sha": sha, "recorded": False, "reason": "already recorded"}
+            meta = {"source": "git", "sha": sha, "branch": branch, "paths": paths[:200]}
+            if someone:
+                meta["author"] = someone
             message = self.messages.log_message(subject or sha, session=session, role="tool",
-                                                meta={"source": "git", "sha": sha,
-                                                      "branch": branch, "paths": paths[:200]})
+                                                meta=meta)
             items = [_trailer_item(key, value, message["id"], sha) for key, value in trailers
                      if key.lower() in TRAILERS and value]
-            recorded = self.remembering.apply_items(items, actor="user") if items else []
+            if someone:
+                for item in items:
+                    item["reason"] += f" by {someone}, not by the repository user"
+                    item["node"]["confidence"] = OTHERS_CONFIDENCE
+            recorded = self.remembering.apply_items(
+                items, actor="import" if someone else "user") if items else []
         return {"sha": sha, "recorded": True, "messageId": message["id"], "memories": recorded}
+
+
+def _user_email(root) -> str | None:
+    """The e-mail git would commit under here now; None when git knows none."""
+    try:
+        ident = _git(["var", "GIT_COMMITTER_IDENT"], root)
+    except Rejected:
+        return None
+    end = ident.rfind(">")
+    start = ident.rfind("<", 0, max(end, 0))
+    if start < 0 or end < 0:
+        return None
+    return ident[start + 1:end].strip() or None
+
+
+def _someone_else(user: str | None, *people: tuple[str, str]) -> str | None:
+    """"Name <e-mail>" of the first of the commit's author and committer who is not the
+    user (e-mails compared without case), None when both are the user."""
+    for name, email in people:
+        if user is None or email.strip().casefold() != user.casefold():
+            return f"{name.strip()} <{email.strip()}>"
+    return None
 
 
 def commit_trailers(body: str, parsed: str) -> list[tuple[str, str]]:
