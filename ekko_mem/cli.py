@@ -11,6 +11,7 @@ and ranges and runs the action.
 from __future__ import annotations
 
 import gc
+import io
 import os
 import sys
 
@@ -20,7 +21,7 @@ import sys
 # before the imports below, the largest.
 gc.set_threshold(100_000)
 
-from .errors import EkkoError, ExitCode, Rejected, UsageError  # noqa: E402
+from .errors import EkkoError, ExitCode, Rejected, Unprinted, UsageError  # noqa: E402
 from .options import COMMANDS, VERSION, Command, Opt  # noqa: E402
 
 FAST_COMMANDS = {name: command for name, command in COMMANDS.items() if command.fast}
@@ -36,6 +37,16 @@ class ReaderLeft(BaseException):
 
 class Interrupted(BaseException):
     """Ctrl-C inside a command. Not a KeyboardInterrupt, which Click turns into a silent abort."""
+
+
+class ClosedStdout(io.TextIOBase):
+    """stdout when the process started with it closed (`ekko-mem log hi >&-`), where Python
+    leaves None: a write fails as writing to a closed descriptor does, and the command says
+    what it wrote (errors.Unprinted) rather than failing on None."""
+
+    def write(self, text: str) -> int:
+        import errno
+        raise OSError(errno.EBADF, "stdout is closed")
 
 
 def defaults(command: Command) -> dict:
@@ -145,9 +156,20 @@ def invoke(command: Command, params: dict) -> None:
 def _run_fast(command: str, params: dict) -> None:
     if command == "version":
         from . import __version__
-        sys.stdout.write(f"ekko-mem {__version__}\n")
+        _write(f"ekko-mem {__version__}\n")
         return
     dispatch(command, params)
+
+
+def _write(text: str) -> None:
+    """What is printed here rather than through `render.emit` (a version, plain help)."""
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise Unprinted("", exc.strerror or str(exc)) from None
 
 
 def _run_typer(argv: list[str]) -> int:
@@ -165,7 +187,7 @@ def _run_slow(argv: list[str]) -> int:
     asked = None if COMPLETE_VAR in os.environ else helptext.request(argv)
     if asked is not None and helptext.plain_wanted(argv, os.environ, sys.stdout):
         path, code = asked
-        sys.stdout.write(helptext.render(path))
+        _write(helptext.render(path))
         return int(code)
     return _run_typer(argv)
 
@@ -208,6 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = os.environ.get("EKKO_DEBUG", "") not in ("", "0")
     code = ExitCode.OK
+    if sys.stdout is None:
+        sys.stdout = ClosedStdout()
     try:
         argv = text_arguments(argv)
         fast = parse_fast(argv)
@@ -222,6 +246,8 @@ def main(argv: list[str] | None = None) -> int:
         from .options import spell_step
         _emit_error(exc.line(spell_step))
         code = exc.code
+        if isinstance(exc, Unprinted):
+            _silence_stdout()  # what stdout would not take is dropped, not tried again
     except (KeyboardInterrupt, Interrupted):
         _emit_error("ekko-mem: interrupted; nothing half-written was kept")
         code = ExitCode.INTERRUPTED
@@ -248,19 +274,30 @@ def main(argv: list[str] | None = None) -> int:
         _emit_error(f"ekko-mem: internal error: {type(exc).__name__}: {exc};"
                     " rerun with EKKO_DEBUG=1 and report it")
         code = ExitCode.ERROR
+    return int(_flush_stdout(code))
+
+
+def _flush_stdout(code: int) -> int:
+    """Write out what is left for stdout. What was written outside `render.emit` (help, a
+    version) and cannot be is said once; a reader that left is not an error."""
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         _silence_stdout()
-    return int(code)
+    except OSError as exc:
+        _silence_stdout()
+        if code == ExitCode.OK:
+            _emit_error(Unprinted("", exc.strerror or str(exc)).line())
+            code = ExitCode.UNPRINTED
+    return code
 
 
 def _emit_error(line: str) -> None:
-    from .policy.printable import printable  # an error may quote what the user typed
+    from .policy.printable import one_line  # an error may quote what the user typed
     try:
-        sys.stderr.write(printable(line) + "\n")
+        sys.stderr.write(one_line(line) + "\n")
         sys.stderr.flush()
-    except (BrokenPipeError, ValueError):
+    except (OSError, ValueError):  # stderr closed or full too: the exit code still says it
         pass
 
 
@@ -273,8 +310,13 @@ def _stdout_is_devnull() -> bool:
 
 
 def _silence_stdout() -> None:
+    try:
+        fd = sys.stdout.fileno()
+    except (OSError, ValueError):  # no descriptor (ClosedStdout): nothing is held for it
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, fd)
+    os.close(devnull)
 
 
 def entry() -> None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from .config_values import (DEFAULTS, SETTINGS, check, describe, did_you_mean, known, shown,
-                            unavailable)
+from .config_values import (DEFAULTS, SETTINGS, check, describe, did_you_mean, known,
+                            misplaced, shown, unavailable)
 from .errors import Rejected, Step
 
 
@@ -151,16 +151,34 @@ def load(user_home: str, workspace_root: str | None) -> Config:
     return Config(entries, problems)
 
 
+class _NotRegular(Exception):
+    """A config path that holds a named pipe, socket or device."""
+
+
+def _text(path: str) -> str:
+    """The file's text. Opened without waiting and looked at before it is read: a named pipe
+    put where the file belongs would otherwise hang every command."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    with open(fd, encoding="utf-8") as handle:
+        from .trust import special_kind
+        kind = special_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise _NotRegular(kind)
+        return handle.read()
+
+
 def _meaningful(text: str) -> bool:
     return any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines())
 
 
 def _read(level: str, path: str) -> tuple[list[Entry], list[Problem]]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            text = handle.read()
+        text = _text(path)
     except FileNotFoundError:
         return [], []
+    except _NotRegular as exc:
+        return [], [Problem(path, level, f"is {exc}, not a regular file",
+                            hint="move it aside or remove it")]
     except (OSError, UnicodeDecodeError) as exc:
         return [], [Problem(path, level, f"cannot be read ({exc})",
                             hint="fix the file or move it aside")]
@@ -196,6 +214,11 @@ def _problem(key: str, value, level: str, path: str, text: str) -> Problem | Non
                 else f"'{key}' must be a [section]")
         return Problem(path, level, what, line=_line(text, key), key=key,
                        fix=Step(*_on(level), command="config unset", target=key))
+    why = misplaced(key, level)
+    if why is not None:
+        return Problem(path, level, why, line=_line(text, key), key=key,
+                       fix=Step(command="config unset", target=key),
+                       hint="and set it in the user's config instead")
     wrong = check(key, value)
     if wrong is None:
         missing = unavailable(key, value)

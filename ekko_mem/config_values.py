@@ -13,14 +13,15 @@ _INT_MAX = (1 << 63) - 1  # what a TOML integer holds
 
 
 class Setting:
-    """One key: what kind of value it takes, what it is for, its default, and its bounds."""
+    """One key: what kind of value it takes, what it is for, its default, and its bounds.
+    `user_only`: only the user's own config.toml may set it (see `misplaced`)."""
 
-    __slots__ = ("key", "kind", "help", "default", "range", "choices")
+    __slots__ = ("key", "kind", "help", "default", "range", "choices", "user_only")
 
     def __init__(self, key: str, kind: str, help: str, default=None, *, range: tuple = (),
-                 choices: tuple = ()) -> None:
+                 choices: tuple = (), user_only: bool = False) -> None:
         self.key, self.kind, self.help, self.default = key, kind, help, default
-        self.range, self.choices = range, choices
+        self.range, self.choices, self.user_only = range, choices, user_only
 
 
 SETTINGS = {s.key: s for s in (
@@ -30,7 +31,8 @@ SETTINGS = {s.key: s for s in (
             choices=COUNTERS),
     Setting("context.recent", "int", "recent messages in a context (3 to 8)", 6, range=(3, 8)),
     Setting("context.header", "text",
-            "line printed before a text or markdown context (\"\" for none)"),
+            "line printed before a text or markdown context (\"\" for none; user config only)",
+            user_only=True),
     Setting("extractor.command", "command", "LLM command run as extractor/summariser"),
     Setting("extractor.timeout", "seconds", "seconds before an LLM command is given up", 60),
     Setting("sensitive.policy", "text", "confirm (default), refuse or allow", "confirm",
@@ -139,6 +141,18 @@ def _rules(setting: Setting, value) -> str | None:
         except (ValidationError, TypeError) as exc:
             why = validation_message(exc) if isinstance(exc, ValidationError) else str(exc)
             return f"entry {number} is not a rule: {why}"
+    return None
+
+
+def misplaced(key: str, level: str) -> str | None:
+    """Why `key` may not be set in the config file at `level` ("user" or "workspace"), or None
+    when it may. A workspace's .ekko/config.toml can come with a cloned repository; the line
+    that tells the model that memory is data, not instructions, is not the repository's to
+    replace."""
+    setting = SETTINGS.get(key)
+    if level == "workspace" and setting is not None and setting.user_only:
+        return (f"'{key}' is read only from the user's own config.toml (a workspace's may"
+                " come with a cloned repository)")
     return None
 
 

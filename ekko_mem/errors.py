@@ -12,6 +12,7 @@ class ExitCode(IntEnum):
     REJECTED = 4
     NOT_FOUND = 5
     STORE_UNAVAILABLE = 6
+    UNPRINTED = 7  # done (a write kept), but the answer could not be written to stdout
     INTERRUPTED = 130
 
 
@@ -95,6 +96,18 @@ class NotFound(EkkoError):
 class StoreUnavailable(EkkoError):
     code = ExitCode.STORE_UNAVAILABLE
     slug = "store_unavailable"
+
+
+class Unprinted(EkkoError):
+    """The command did its work, and a write it made is kept, but stdout would not take the
+    answer (a full disk, a closed descriptor): the line says what was written, so a script
+    does not run the write again to find out."""
+
+    code = ExitCode.UNPRINTED
+    slug = "unprinted"
+
+    def __init__(self, done: str, why: str) -> None:
+        super().__init__("; ".join(filter(None, [done, f"could not print: {why}"])))
 
 
 class Answer(dict):

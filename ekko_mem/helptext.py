@@ -16,7 +16,8 @@ from .options import COMMANDS, HELP_FLAGS, NO_COLOR, VERSION, Command
 PROG = "ekko-mem"
 PROGRAM = ("Long-term, auditable memory for LLM agents, over SQLite.\n\n"
            "Exit codes: 0 ok, 1 error, 2 usage, 3 needs confirmation, 4 rejected,"
-           " 5 not found, 6 store not initialised or unavailable, 130 interrupted.")
+           " 5 not found, 6 store not initialised or unavailable, 7 done but not printed,"
+           " 130 interrupted.")
 # Groups that are not commands themselves; `audit` is both (it lists events, and holds `undo`).
 GROUPS = {"hooks": "Git hooks that log commits into memory."}
 HELP = "Show this message and exit."

@@ -4,7 +4,9 @@ Like git's safe.directory and ssh's StrictModes: a `.ekko/`, `memory.db` or `con
 that belongs to another local user, or that others may write to, could feed this user's
 memory to a stranger or run a stranger's extractor command as this user. Such a path is
 refused before it is opened; so is a symbolic link, which could send writes anywhere
-(EKKO_ALLOW_SYMLINKS=1 opts in to links, never to foreign owners).
+(EKKO_ALLOW_SYMLINKS=1 opts in to links, never to foreign owners), and anything that is not a
+regular file or folder: opening a named pipe waits for a writer that never comes, and a
+device or socket is no place for memory.
 """
 from __future__ import annotations
 
@@ -24,10 +26,26 @@ def _name(uid: int) -> str:
         return str(uid)
 
 
+def special_kind(mode: int) -> str | None:
+    """What a file of this mode is, when it is neither a regular file nor a folder."""
+    for test, kind in ((stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) or stat.S_ISDIR(mode) else "an unusual kind of file"
+
+
+def not_regular(path: str, kind: str) -> StoreUnavailable:
+    return StoreUnavailable(f"{path} is {kind}, not a regular file or folder",
+                            "move it aside or remove it; ekko-mem keeps memory and settings"
+                            " only in regular files")
+
+
 def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = False,
                modes: bool = True) -> None:
     """Raise StoreUnavailable (exit 6, with the fix) unless `path` is absent or is this user's
-    own, not a link, and (unless `modes` is False) writable by nobody else."""
+    own regular file or folder, not a link, and (unless `modes` is False) writable by nobody
+    else. Only lstat and stat look at it: a named pipe is never opened."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -44,6 +62,9 @@ def check_path(path: str, *, uid: int | None = None, allow_symlinks: bool = Fals
             info = os.stat(path)
         except OSError:
             return  # a dangling link: opening it fails later with its own message
+    kind = special_kind(info.st_mode)
+    if kind is not None:
+        raise not_regular(path, kind)
     me = os.geteuid() if uid is None else uid
     if info.st_uid != me:
         raise StoreUnavailable(

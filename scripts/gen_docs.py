@@ -50,6 +50,8 @@ EXIT_STATUS = {
     ExitCode.NOT_FOUND: "Not found.",
     ExitCode.STORE_UNAVAILABLE: "Store not initialised or unavailable (missing, locked, corrupt,"
                                 " or written by a newer ekko-mem).",
+    ExitCode.UNPRINTED: ("Done, and any write kept, but the answer could not be written to"
+                         " standard output; do not run a write again."),
     ExitCode.INTERRUPTED: "Interrupted.",
 }
 ENVIRONMENT = [

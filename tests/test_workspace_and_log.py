@@ -188,6 +188,7 @@ def test_migrate_status_and_dry_run(cli, ws):
     db = sqlite3.connect(path)
     db.execute("drop table memory_vectors")
     db.execute("drop table memory_vector_blocks")
+    db.execute("drop table memory_tombstones")
     db.execute("delete from memory_schema_migrations where version >= 8")
     db.execute("PRAGMA user_version = 7")
     db.commit()
@@ -196,13 +197,15 @@ def test_migrate_status_and_dry_run(cli, ws):
     assert dry["pending"] == [[8, "m008_create_vectors"], [9, "m009_slim_node_indexes"],
                               [10, "m010_slim_audit_node_index"],
                               [11, "m011_index_audit_copies_by_reference"],
-                              [12, "m012_mark_audit_differences"]]
+                              [12, "m012_mark_audit_differences"],
+                              [13, "m013_create_tombstones"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
     assert applied["appliedNow"] == ["m008_create_vectors", "m009_slim_node_indexes",
                                      "m010_slim_audit_node_index",
                                      "m011_index_audit_copies_by_reference",
-                                     "m012_mark_audit_differences"]
+                                     "m012_mark_audit_differences",
+                                     "m013_create_tombstones"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

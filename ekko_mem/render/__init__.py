@@ -3,8 +3,14 @@
 Every result type (`ekko_mem.results`) has one renderer; `emit` is the only place that picks
 it. Renderer modules load only when their result is shown, so `log` never imports the code
 that prints a doctor report.
+
+The answer is written after the work is done: when stdout cannot take it (a full disk, a
+closed descriptor), `emit` says what was written, so that no one runs a write again to find
+out (`errors.Unprinted`). A reader that leaves (a closed pipe) is not that: it goes on up.
 """
 from __future__ import annotations
+
+import sys
 
 from .. import results as r
 from . import machine
@@ -69,6 +75,20 @@ class Renderer:
         """Whether a listing found anything: when quiet, the exit code says it."""
         return True
 
+    def done(self, result) -> str:
+        """What the command wrote, in a few words ("written as msg_..."), for the line that
+        says its answer could not be printed; "" when it wrote nothing."""
+        return ""
+
+
+def written(ids, verb: str = "written as") -> str:
+    """`verb` and the ids, the first three and how many more: "" for none."""
+    ids = list(ids)
+    if not ids:
+        return ""
+    more = f" and {len(ids) - 3} more" if len(ids) > 3 else ""
+    return f"{verb} {', '.join(ids[:3])}{more}"
+
 
 def renderer_for(result_type: type) -> type[Renderer]:
     module, name = RENDERERS[result_type].split(":")
@@ -82,7 +102,14 @@ def emit(result: r.Result, *, fmt: str = "human", as_json: bool = False, quiet: 
     every command has; it wins over `fmt`."""
     view = renderer_for(type(result))(quiet=quiet, no_color=no_color)
     view.diagnose(result)
-    getattr(view, FORMATS["json" if as_json else fmt])(result)
+    try:
+        getattr(view, FORMATS["json" if as_json else fmt])(result)
+        sys.stdout.flush()  # here, while what was written is known
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        from ..errors import Unprinted
+        raise Unprinted(view.done(result), exc.strerror or str(exc)) from None
     if quiet and not view.found(result):
         # As `grep -q`: nothing printed, the answer is the exit code (5, not found: 1 is an
         # error here). Not an EkkoError, which would print an error line.

@@ -1,5 +1,9 @@
 """Text for people: rich tables at a terminal, tab-separated lines when piped, times in the
-local zone. rich loads lazily."""
+local zone. rich loads lazily.
+
+Stored text (a title, a category, a session, a path) is a field, never layout: `field` writes
+its newlines and tabs as `\\n` and `\\t`, so a row is one line and a stored line cannot pass
+for a row, a heading or a column of its own. Only the renderers put line breaks in a cell."""
 from __future__ import annotations
 
 import re
@@ -7,7 +11,7 @@ import sys
 from collections.abc import Iterable
 
 from ..policy.localtime import local_minute
-from ..policy.printable import printable
+from ..policy.printable import one_line, printable
 
 # A column whose lines are all this narrow keeps its width and never wraps: an id (22 cells),
 # a local time ("2026-11-30 23:59 +05:30"), a pair of words ("workspace preference").
@@ -41,14 +45,15 @@ def table(title: str, columns: list[str], rows: list[list[str]], *,
     if piped():
         tsv(rows, title if heading else None)
     else:
-        grid(title, columns, rows, no_color=no_color)
+        grid(title, columns, [[field(c) for c in row] for row in rows], no_color=no_color)
 
 
 def tsv(rows: list[list[str]], heading: str | None = None) -> None:
+    """One line per row, its fields parted by tabs: a tab or newline inside one is escaped."""
     if heading is not None:
-        sys.stdout.write(_one_line(heading) + "\n")
+        sys.stdout.write(field(heading) + "\n")
     for row in rows:
-        sys.stdout.write("\t".join(_one_line(c) for c in row) + "\n")
+        sys.stdout.write("\t".join(field(c) for c in row) + "\n")
 
 
 def grid(title: str, columns: list[str], rows: list[list[str]], *,
@@ -82,8 +87,15 @@ def grid(title: str, columns: list[str], rows: list[list[str]], *,
     console.print(layout)
 
 
-def _one_line(value) -> str:
-    return printable(str(value)).replace("\t", " ").replace("\n", " ")
+def field(value) -> str:
+    """Stored text as one field of one line (`\\n`, `\\r`, `\\t` for its breaks and tabs)."""
+    return one_line(str(value))
+
+
+def hang(value, indent: str) -> str:
+    """Stored text that may take several lines, each after the first indented by `indent`:
+    a line of it cannot pass for a line of the view around it."""
+    return f"\n{indent}".join(printable(str(value).replace("\r", "\\r")).split("\n"))
 
 
 def lines(text_lines: Iterable[str]) -> None:

@@ -1,7 +1,7 @@
 """Renderers of structured memory: writes, forget, query, audit, undo, show, expire."""
 from __future__ import annotations
 
-from . import Renderer, human, machine
+from . import Renderer, human, machine, written
 from .nodes import node_cells, node_rows, print_show
 
 
@@ -14,6 +14,10 @@ class WritesView(Renderer):
         for answer in result.answers:  # a "done" that named no single open task
             if answer.get("operation") == "unmatched":
                 human.note(answer["reason"], quiet=self.quiet)
+
+    def done(self, result) -> str:
+        return written(a["nodeId"] for a in result.answers
+                       if (a.get("accepted") or a.get("deletedIds")) and a.get("nodeId"))
 
     def json(self, result) -> None:
         machine.emit_jsonl(result.answers)
@@ -31,7 +35,7 @@ def _describe_write(answer: dict) -> str:
     if answer.get("supersededId"):
         text += f", superseding {answer['supersededId']}"
     for note in answer.get("notes", []):
-        text += f"\n  note: {note}"
+        text += f"\n  note: {human.field(note)}"
     return text
 
 
@@ -52,7 +56,7 @@ def _plan_lines(plan: dict) -> list[str]:
     import json
     op = plan["operation"]
     if op == "refused":
-        return [f"would refuse: {plan.get('reason', '')}"]
+        return [f"would refuse: {human.field(plan.get('reason', ''))}"]
     what = f"{plan.get('scope', '')} {plan.get('type', 'memory')}"
     head = {"supersede": f"would supersede {plan.get('supersededId')} with a {what}",
             "refresh": f"would refresh {plan.get('nodeId')}, the same {what}"
@@ -62,15 +66,21 @@ def _plan_lines(plan: dict) -> list[str]:
             ("key", f"{plan['key']} = {value}" if plan.get("key") else ""),
             ("expires", plan.get("expiresAt") and human.when(plan["expiresAt"])),
             ("reason", plan.get("reason"))]
-    return [head, *(f"  {name:9} {text}" for name, text in rows if text),
-            *(f"  note: {note}" for note in plan.get("notes", []))]
+    return [head, *(f"  {name:9} {human.field(text)}" for name, text in rows if text),
+            *(f"  note: {human.field(note)}" for note in plan.get("notes", []))]
 
 
 class ForgetView(Renderer):
+    def done(self, result) -> str:
+        data = result.data
+        return written(data.get("deletedIds") or [], f"{data.get('mode', 'soft')}-deleted")
+
     def human(self, result) -> None:
         data = result.data
         if data.get("candidates"):  # what to choose from is the answer, even when quiet
-            human.lines([f"{c['id']}\t{c['scope']}\t{c['status']}\t{c['title']}"
+            # One line each, whatever a title holds: `cut -f1` takes only the ids listed.
+            human.lines(["\t".join(human.field(c[name]) for name in ("id", "scope", "status",
+                                                                      "title"))
                          for c in data["candidates"]])
         elif not self.quiet:
             human.lines(_forget_lines(data, result.scan_command))
@@ -85,7 +95,7 @@ def confirm_forget(candidates: list[dict], *, hard: bool) -> bool:
     import sys
     these = "this memory" if len(candidates) == 1 else f"these {len(candidates)} memories"
     for c in candidates:
-        human.note(f"  {c['id']}  {c['scope']}  {human.short(c['title'], 70)}")
+        human.note(f"  {c['id']}  {c['scope']}  {human.field(human.short(c['title'], 70))}")
     sys.stderr.write(f"forget {these}{' for good' if hard else ''}? [y/N] ")
     sys.stderr.flush()
     return sys.stdin.readline().strip().lower() in YES_WORDS
@@ -152,9 +162,10 @@ class AuditView(Renderer):
                                e.get("nodeId") or "-", e["actor"], human.short(e["reason"], 50),
                                human.short(title, 70)] for e, title in events])
         human.grid("audit", ["time\nactor", "event\ntype", "memory\nreason"],
-                   [[f"{human.when(e['createdAt'])}\n{e['actor']}",
-                     f"{e['id']}\n{e['eventType']}",
-                     "\n".join(filter(None, [e.get("nodeId"), title, f"why: {e['reason']}"]))]
+                   [[f"{human.when(e['createdAt'])}\n{human.field(e['actor'])}",
+                     f"{e['id']}\n{human.field(e['eventType'])}",
+                     "\n".join(map(human.field, filter(None, [e.get("nodeId"), title,
+                                                              f"why: {e['reason']}"])))]
                     for e, title in events], no_color=self.no_color)
 
     @staticmethod
@@ -166,6 +177,11 @@ class AuditView(Renderer):
 
 
 class UndoneView(Renderer):
+    def done(self, result) -> str:
+        data = result.data
+        return "" if data.get("alreadyUndone") else \
+            written([data["eventId"]], f"undid {data['undoneEventId']} as")
+
     def human(self, result) -> None:
         if not self.quiet:
             data = result.data
@@ -187,6 +203,9 @@ class ShownView(Renderer):
 
 
 class ExpiredView(Renderer):
+    def done(self, result) -> str:
+        return written(result.data["expiredIds"], "expired")
+
     def human(self, result) -> None:
         if not self.quiet:
             human.lines([f"expired {i}" for i in result.data["expiredIds"]]

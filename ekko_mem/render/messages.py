@@ -2,13 +2,16 @@
 search."""
 from __future__ import annotations
 
-from . import Renderer, human, machine
+from . import Renderer, human, machine, written
 
 
 class LoggedView(Renderer):
     def diagnose(self, result) -> None:
         for note in result.notes:
             human.note(f"ekko-mem: note: {note}", quiet=self.quiet)
+
+    def done(self, result) -> str:
+        return written(m["id"] for m in result.messages)
 
     def json(self, result) -> None:
         machine.emit_jsonl(result.messages)
@@ -28,13 +31,15 @@ class HistoryView(Renderer):
     def human(self, result) -> None:
         if self.quiet:
             return
-        found, title = result.data["messages"], f"session {result.data['sessionId']}"
+        found = result.data["messages"]
+        title = f"session {human.field(result.data['sessionId'])}"
         if human.piped():
             return human.tsv([[human.when(m["createdAt"]), m["id"], m["role"],
                                human.short(m["content"], 80)] for m in found])
         human.grid(title, ["time", "id\nrole", "content"],
-                   [[human.when(m["createdAt"]), f"{m['id']}\n{m['role']}",
-                     human.short(m["content"], 80)] for m in found], no_color=self.no_color)
+                   [[human.when(m["createdAt"]), f"{m['id']}\n{human.field(m['role'])}",
+                     human.field(human.short(m["content"], 80))] for m in found],
+                   no_color=self.no_color)
 
 
 class SessionsView(Renderer):
@@ -67,6 +72,7 @@ class MessageHitsView(Renderer):
                         " ".join(m["content"].split()), score] for m, score in found])
         else:
             human.grid("messages", ["id\nsession", "time\nrole", "message", "score"],
-                       [[f"{m['id']}\n{m['sessionId']}", f"{human.when(m['createdAt'])}\n"
-                         f"{m['role']}", " ".join(m["content"].split()), score]
+                       [[f"{m['id']}\n{human.field(m['sessionId'])}",
+                         f"{human.when(m['createdAt'])}\n{human.field(m['role'])}",
+                         human.field(" ".join(m["content"].split())), score]
                         for m, score in found], no_color=self.no_color)

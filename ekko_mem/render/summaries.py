@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from . import Renderer, human, machine
+from . import Renderer, human, machine, written
 
 
 class SummaryChainView(Renderer):
@@ -13,10 +13,12 @@ class SummaryChainView(Renderer):
     def human(self, result) -> None:
         if self.quiet:
             return
-        human.lines([f"{s['id']}  {s['fromMessageId']}..{s['toMessageId']}  parent"
-                     f" {s.get('parentSummaryId') or '-'}"
+        human.lines([f"{s['id']}  {human.field(s['fromMessageId'])}.."
+                     f"{human.field(s['toMessageId'])}  parent"
+                     f" {human.field(s.get('parentSummaryId') or '-')}"
                      f"{'  (needs regeneration)' if s.get('needsRegeneration') else ''}"
-                     f"\n    {human.short(s['summary'], 90)}" for s in result.summaries])
+                     f"\n    {human.field(human.short(s['summary'], 90))}"
+                     for s in result.summaries])
 
 
 class PromptView(Renderer):
@@ -34,12 +36,19 @@ class _Outcome(Renderer):
 
     def diagnose(self, result) -> None:
         if result.data.get("queued"):
-            human.note(f"ekko-mem: warning: the LLM command failed ({result.data['error']});"
+            human.note(f"ekko-mem: warning: the LLM command failed"
+                       f" ({human.field(result.data['error'])});"
                        f" queued as {result.data['queued']}, nothing written; retry with"
                        f" '{result.retry_command}'", quiet=self.quiet)
 
 
 class SummarizedView(_Outcome):
+    def done(self, result) -> str:
+        summary = result.data.get("summary") or {}
+        extraction = result.data if result.data.get("kind") == "extraction" else \
+            result.data.get("extraction") or {}
+        return written(([summary["id"]] if summary.get("id") else []) + stored(extraction))
+
     def human(self, result) -> None:
         data = result.data
         if self.quiet:
@@ -50,17 +59,28 @@ class SummarizedView(_Outcome):
         summary = data.get("summary")
         if summary is None:
             if data.get("skipped"):
-                human.note(f"nothing done: {data['reason']}")
+                human.note(f"nothing done: {human.field(data['reason'])}")
             return
-        human.lines([f"{summary['id']} (parent {summary.get('parentSummaryId') or '-'}):"
-                     f" {summary['summary']}"] + extraction_lines(data.get("extraction") or {}))
+        human.lines([f"{summary['id']} (parent"
+                     f" {human.field(summary.get('parentSummaryId') or '-')}):"
+                     f" {human.hang(summary['summary'], '    ')}"]
+                    + extraction_lines(data.get("extraction") or {}))
 
 
 class ExtractedView(_Outcome):
+    def done(self, result) -> str:
+        return written(stored(result.data))
+
     def human(self, result) -> None:
         if not self.quiet:
             human.lines(extraction_lines(result.data)
-                        or [result.data.get("reason") or "no memory in the new messages"])
+                        or [human.field(result.data.get("reason")
+                                        or "no memory in the new messages")])
+
+
+def stored(data: dict) -> list[str]:
+    """The memories an extraction wrote."""
+    return [a["nodeId"] for a in data.get("results", []) if a.get("accepted") and a.get("nodeId")]
 
 
 def extraction_lines(data: dict) -> list[str]:
@@ -69,7 +89,7 @@ def extraction_lines(data: dict) -> list[str]:
         if answer.get("accepted"):
             lines.append(f"  {answer['operation']} {answer['nodeId']} ({answer['scope']})")
         elif answer.get("operation") != "ignored":
-            lines.append(f"  not stored: {answer['reason']}")
+            lines.append(f"  not stored: {human.field(answer['reason'])}")
     return lines
 
 
@@ -80,17 +100,22 @@ class JobsView(Renderer):
     def human(self, result) -> None:
         if self.quiet:
             return
-        human.lines([f"{j['id']}  {j['kind']}  {j['sessionId']}  tries {j['attempts']}"
-                     f"  {j['error']}" for j in result.jobs] or ["the retry queue is empty"])
+        human.lines([f"{j['id']}  {j['kind']}  {human.field(j['sessionId'])}  tries"
+                     f" {j['attempts']}  {human.field(j['error'])}" for j in result.jobs]
+                    or ["the retry queue is empty"])
 
 
 class RetriesView(Renderer):
+    def done(self, result) -> str:
+        return written([o["jobId"] for o in result.outcomes if o["status"] == "done"],
+                       "retried")
+
     def json(self, result) -> None:
         machine.emit_jsonl(result.outcomes)
 
     def human(self, result) -> None:
         if self.quiet:
             return
-        human.lines([f"{o['jobId']}: {o['status']}" + (f" ({o['error']})" if o.get("error")
-                                                       else "") for o in result.outcomes]
-                    or ["the retry queue is empty"])
+        human.lines([f"{o['jobId']}: {o['status']}"
+                     + (f" ({human.field(o['error'])})" if o.get("error") else "")
+                     for o in result.outcomes] or ["the retry queue is empty"])

@@ -4,26 +4,34 @@ from __future__ import annotations
 
 import sys
 
-from . import Renderer, human, machine
+from . import Renderer, human, machine, written
 
 
 class InitialisedView(Renderer):
+    def done(self, result) -> str:
+        return f"initialised {human.field(result.data['db'])}" if result.data["created"] else ""
+
     def human(self, result) -> None:
         if self.quiet:
             return
         data = result.data
-        human.lines([f"initialised {data['db']}" if data["created"]
-                     else f"already initialised: {data['db']} (nothing changed)"])
+        db = human.field(data["db"])
+        human.lines([f"initialised {db}" if data["created"]
+                     else f"already initialised: {db} (nothing changed)"])
         if data["gitignore"] == "added":
             human.note("added .ekko/ to .gitignore (memory stays private)")
 
 
 class MigrationView(Renderer):
+    def done(self, result) -> str:
+        return "" if result.dry_run else written(result.data.get("appliedNow") or [], "applied")
+
     def human(self, result) -> None:
         if self.quiet:
             return
         data, status, dry_run = result.data, result.status, result.dry_run
-        out = [f"{data['db']}: schema version {data['version']} (latest {data['latest']})"]
+        out = [f"{human.field(data['db'])}: schema version {data['version']}"
+               f" (latest {data['latest']})"]
         if status:
             out += [f"applied  {m['version']:03d} {m['name']} at {human.when(m['appliedAt'])}"
                     for m in data["applied"]]
@@ -54,9 +62,17 @@ class SchemaView(Renderer):
 
 
 class HookView(Renderer):
+    def done(self, result) -> str:
+        data = result.data
+        if result.action == "run":
+            return written([data["messageId"]], "recorded as") if data.get("recorded") else ""
+        return _hook_line(result.action, data) if data.get("installed") or \
+            data.get("removed") else ""
+
     def human(self, result) -> None:
         if not self.quiet:
-            human.lines([_hook_line(result.action, result.data)])
+            human.lines([_hook_line(result.action, {k: human.field(v) if isinstance(v, str)
+                                                    else v for k, v in result.data.items()})])
 
 
 def _hook_line(action: str, data: dict) -> str:
@@ -76,7 +92,8 @@ class DoctorView(Renderer):
     def human(self, result) -> None:
         if not self.quiet:
             human.lines([f"{'ok' if c['ok'] else 'FIXED' if c['fixed'] else 'FAIL':5}"
-                         f" {c['db']:9} {c['check']:17} {c['detail']}".rstrip()
+                         f" {human.field(c['db']):9} {c['check']:17}"
+                         f" {human.field(c['detail'])}".rstrip()
                          for c in result.data["checks"]])
 
 
@@ -94,6 +111,10 @@ class ExportedView(Renderer):
 
 
 class ImportView(Renderer):
+    def done(self, result) -> str:
+        count = sum(result.data["imported"].values())
+        return f"imported {count} records" if count else ""
+
     def human(self, result) -> None:
         if not self.quiet:
             counts = result.data["imported"]
@@ -103,6 +124,10 @@ class ImportView(Renderer):
 
 
 class IndexedView(Renderer):
+    def done(self, result) -> str:
+        count = result.data["embedded"]
+        return f"embedded {count} rows" if count else ""
+
     def diagnose(self, result) -> None:
         for note in result.notes:
             human.note(f"ekko-mem: note: {note}", quiet=self.quiet)
@@ -112,7 +137,8 @@ class IndexedView(Renderer):
             return
         data = result.data
         have, rows = data["withVectors"], data["rows"]
-        human.lines([f"embedded {data['embedded']} rows with {data['model']} in {data['db']}",
+        human.lines([f"embedded {data['embedded']} rows with {human.field(data['model'])} in"
+                     f" {human.field(data['db'])}",
                      *(f"  {label}: {have[kind]} of {rows[kind]} have vectors" for kind, label
                        in (("message", "messages"), ("node", "memories"),
                            ("summary", "summaries")))])

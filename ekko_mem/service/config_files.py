@@ -28,10 +28,13 @@ class ConfigFiles(UseCase):
     def set_setting(self, key: str, text: str, *, user: bool = False) -> dict:
         """`key` set to the value `text` stands for (checked as a file's value is), in the
         workspace's file, or the user's with `user` or outside any workspace."""
-        from ..config_values import parse, unavailable
+        from ..config_values import misplaced, parse, unavailable
         from ..config_edit import set_value
         value = parse(key, text)
         level, path = self._target(user)
+        why = misplaced(key, level)
+        if why is not None:
+            raise Rejected(why, step=Step("user", command="config set", target=f"{key} VALUE"))
         before = self._text(path)
         changed = not self._holds(before, key, value)
         if changed:

@@ -21,7 +21,7 @@ RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 
 READ_ONLY = "the db is damaged and doctor only reads a damaged db"
 # The checks whose faults --repair can fix.
 REPAIRABLE = {"permissions", "full-text index", "expiry", "schema", "wal file", "shm file",
-              "source workspaces"}
+              "source workspaces", "cycles"}
 DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "corrupt")
 
 
@@ -165,6 +165,7 @@ class Doctor(UseCase):
         for name, step in [("integrity", self._check_integrity), ("schema", self._check_schema),
                            ("tables", self._check_tables), ("full-text index", self._check_fts),
                            ("expiry", self._check_expired),
+                           ("cycles", self._check_cycles),
                            ("supersede chains", self._check_chains),
                            ("pending purges", self._check_pending),
                            ("summary ranges", self._check_summaries),
@@ -397,6 +398,46 @@ class Doctor(UseCase):
         with store.db.atomic():
             return f"marked {len(self.nodes.sweep_expired(store, now))} expired"
 
+    # -- links that loop, which every walk along them would follow for ever -------------------
+    def _check_cycles(self, db: _Db) -> dict:
+        from ..store.health import LINKS, LinkCycles
+        links = LinkCycles(db.store.db)
+        found = {kind: loops for kind in LINKS if (loops := links.cycles(kind))}
+        if not found:
+            return _check(db.name, "cycles", True,
+                          "no version, summary or message links back to itself")
+        named = [f"{kind} cycle: {_loop_text(loop)}" for kind, loops in found.items()
+                 for loop in loops]
+        problem = "; ".join(named[:5]) + (f" (and {len(named) - 5} more)" if named[5:] else "")
+        return self._repairable(db, "cycles", problem,
+                                lambda: self._break_cycles(db.store, links))
+
+    def _break_cycles(self, store, links) -> str:
+        """Clear the link that closed each loop (found again under the write lock)."""
+        from ..store.health import LINKS
+        done = []
+        with store.db.atomic():
+            for kind in LINKS:
+                for loop in links.cycles(kind):
+                    first, target = _closing_link(store, kind, loop)
+                    done.append(first)
+                    why = f"doctor: broke a {kind} cycle; {first} no longer" \
+                          f" {_LINK_WORDS[kind]} {target}"
+                    if kind == "supersede":
+                        old = store.nodes.get_node(first)
+                        new = {**old, "supersedesId": None}
+                        store.nodes.replace_node(new)
+                        self.audit_log.record(store, "update", new, "system", why,
+                                              before=old, after=new)
+                    else:  # the log and its summaries have no trail of their own
+                        links.clear_link(kind, first)
+                        self.audit_log.record(store, "update", {"id": None}, "system", why)
+        if not done:
+            return "no loop was left by the time the write lock was held"
+        return (f"cleared the link that closed each, of {', '.join(done[:8])}"
+                f"{f' and {len(done) - 8} more' if len(done) > 8 else ''}; 'ekko-mem audit'"
+                " has each")
+
     # -- references, reported for a person to judge --------------------------------------------
     def _check_chains(self, db: _Db) -> dict:
         bad = {k: v for k, v in db.store.health.broken_chains().items() if v}
@@ -521,6 +562,30 @@ def _external_lines(name: str, external: dict) -> list[dict]:
     return [_check(name, "external sources", True,
                    f"{len(nodes)} nodes cite messages logged in other workspaces: {places};"
                    " each is checked from its own workspace")]
+
+
+_LINK_WORDS = {"supersede": "supersedes", "summary parent": "continues",
+               "message parent": "answers"}
+
+
+def _closing_link(store, kind: str, loop: list[str]) -> tuple[str, str]:
+    """(record, the record it names) of the link to clear. A loop starts at its oldest
+    member, whose link names a record made no earlier: that one, unless a version names as
+    superseded one that is not (the active head of a chain, say): that link is the wrong one,
+    and clearing it leaves the others a chain in order."""
+    pairs = [(loop[i], loop[(i + 1) % len(loop)]) for i in range(len(loop))]
+    if kind == "supersede":
+        for record, target in pairs:
+            named = store.nodes.get_node(target)
+            if named is not None and named["status"] != "superseded":
+                return record, target
+    return pairs[0]
+
+
+def _loop_text(loop: list[str]) -> str:
+    """mem_a -> mem_b -> mem_a, a long loop shortened in the middle."""
+    shown = loop if len(loop) <= 4 else [*loop[:3], f"... {len(loop) - 4} more", loop[-1]]
+    return " -> ".join([*shown, loop[0]])
 
 
 def _usable_workspace(first: _Db):

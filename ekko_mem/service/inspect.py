@@ -67,7 +67,7 @@ class Inspect(UseCase):
         if kind == "node":
             node = self.queries.find_node(full)
             store = self.stores.for_scope(node["scope"]) if node["scope"] != "global" else None
-            chain = self._chain(node)
+            chain, cut = self._chain(node)
             events = [e for n in chain for e in store.nodes.list_events(node_id=n["id"], limit=200)
                       ] if store else []
             events.sort(key=lambda e: (e["createdAt"], e["id"]))
@@ -76,6 +76,8 @@ class Inspect(UseCase):
                      "events": events}
             if external:  # cited, but logged where this command cannot read
                 shown["externalSources"] = external
+            if cut:  # a stored loop (or a runaway chain): the versions end where it starts
+                shown["chainCut"] = cut
             return shown
         if kind == "message":
             msg = self.store.messages.get_message(full)
@@ -86,15 +88,11 @@ class Inspect(UseCase):
             return {"kind": "message", "message": msg, "nodes": cited}
         if kind == "summary":
             summary = self.store.summaries.get_summary(full)
-            chain = []
-            parent = summary.get("parentSummaryId")
-            while parent:
-                prior = self.store.summaries.get_summary(parent)
-                if prior is None:
-                    break
-                chain.append(prior["id"])
-                parent = prior.get("parentSummaryId")
-            return {"kind": "summary", "summary": summary, "parents": chain}
+            parents, cut = self.store.summaries.parent_chain(summary)
+            shown = {"kind": "summary", "summary": summary, "parents": parents}
+            if cut:
+                shown["chainCut"] = cut
+            return shown
         event, _ = self._find_event(full)
         return {"kind": "event", "event": event}
 
@@ -141,25 +139,9 @@ class Inspect(UseCase):
             return identifier
         return self.queries.resolve_id(identifier)
 
-    def _chain(self, node: dict) -> list[dict]:
-        """Every version of this memory, oldest first."""
+    def _chain(self, node: dict) -> tuple[list[dict], dict]:
+        """Every version of this memory, oldest first, and where the walk was cut short."""
         store = self.stores.for_scope(node["scope"]) if node["scope"] != "global" else None
         if store is None:
-            return [node]
-        older = []
-        current = node
-        while current.get("supersedesId"):
-            prior = store.nodes.get_node(current["supersedesId"])
-            if prior is None:
-                break
-            older.insert(0, prior)
-            current = prior
-        newer = []
-        current = node
-        while True:
-            nxt = store.nodes.successors(current["id"])
-            if not nxt:
-                break
-            newer.append(nxt[0])
-            current = nxt[0]
-        return [*older, node, *newer]
+            return [node], {}
+        return store.nodes.version_chain(node)

@@ -1,5 +1,7 @@
 """Stores: where memory lives. Opens the dbs on demand, refuses untrusted ones, routes a scope to
-its db, and opens read-only or degraded for `context`. Every use case is given one.
+its db, and opens read-only or degraded for `context`. A db that cannot be written here (a
+read-only file, folder or file system) is opened read-only for every command: reads work, a
+write is refused before it starts. Every use case is given one.
 """
 from __future__ import annotations
 
@@ -145,6 +147,15 @@ class Stores:
         if note not in self.notes:
             self.notes.append(note)
 
+    def _open_or_read(self, path: str, **kwargs):
+        """The db opened for writing, or, where it cannot be written (a read-only file, folder
+        or file system), read-only: reads work, and a write is refused before it starts."""
+        from ..store.connection import NotWritable
+        try:
+            return self.open_db(path, **kwargs)
+        except NotWritable as exc:
+            return _read_only(path, exc, self.timeout)
+
     @property
     def store(self):
         """The workspace db; it must have been created by `init`."""
@@ -153,7 +164,7 @@ class Stores:
             if not os.path.exists(path):
                 raise no_db(self.root, path)
             self.trusted(*db_files(path))
-            self._store = self.open_db(path)
+            self._store = self._open_or_read(path)
         return self._store
 
     def user_store(self, *, create: bool = False):
@@ -164,7 +175,8 @@ class Stores:
                 return None
             self.trusted(*db_files(path))
             try:
-                self._user_store = self.open_db(path, create=True)
+                self._user_store = (self.open_db(path, create=True) if create
+                                    else self._open_or_read(path))
             except OSError as exc:
                 raise StoreUnavailable(f"cannot create the user memory {path}:"
                                        f" {exc.strerror or exc}",
@@ -313,6 +325,45 @@ def _open_degraded(path):
             return open_for_reading(path, timeout=LOCK_TIMEOUT_S)
         except StoreUnavailable:
             raise exc from None
+
+
+def _read_only(path: str, refused, timeout: float | None):
+    """`path` opened only for reading after `refused` said it cannot be written; `refused`
+    stands when it cannot be read either, or cannot be read faithfully."""
+    from ..store import latest_version, open_for_reading
+    try:
+        store = open_for_reading(path, **({} if timeout is None else {"timeout": timeout}))
+    except StoreUnavailable:
+        raise refused from None
+    try:
+        version, latest = store.schema_version(), latest_version()
+        if version > latest:
+            raise StoreUnavailable(f"{refused.message}, and its schema (version {version}) is"
+                                   f" newer than this ekko-mem supports ({latest})",
+                                   "upgrade ekko-mem (pip install -U ekko-mem)")
+        if version < latest:  # this ekko-mem's reads expect the tables a migration makes
+            raise StoreUnavailable(f"{refused.message}, and its schema (version {version})"
+                                   f" needs migrating to {latest} before it can be read",
+                                   "where it can be written (make it writable, or copy the"
+                                   " folder there)", step=Step(command="migrate"))
+        if store.db.one("PRAGMA journal_mode")[0] != "wal" and _wal_holds_writes(path):
+            # Read as immutable, which skips the -wal: what it holds would be missing.
+            raise StoreUnavailable(
+                f"{refused.message}, and its latest writes are in {path}-wal, which SQLite can"
+                " read only where it may also write its -shm file",
+                "open it once where it can be written (or copy the folder there) and retry")
+    except BaseException:
+        store.close()
+        raise
+    store.db.read_only = True
+    return store
+
+
+def _wal_holds_writes(path: str) -> bool:
+    try:
+        return os.path.getsize(path + "-wal") > 0
+    except OSError:
+        return False
 
 
 class UseCase:

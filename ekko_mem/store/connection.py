@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from contextlib import contextmanager, suppress
 
 from ..errors import EkkoError, Step, StoreUnavailable
@@ -20,8 +21,15 @@ def ensure_private_dir(folder: str) -> None:
 def ensure_private_file(path: str) -> None:
     # Created before SQLite opens it so it never exists with a looser mode; SQLite gives the
     # -wal and -shm files the same mode as the database.
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
-    os.close(fd)
+    # Without waiting: a named pipe in its place is refused, not opened until a writer comes.
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)
+    if not regular:
+        raise StoreUnavailable(f"{path} is not a regular file",
+                               "move it aside or remove it; nothing was written")
     if os.stat(path).st_mode & 0o077:
         os.chmod(path, 0o600)
 
@@ -54,6 +62,11 @@ def connect(path: str, *, timeout: float = BUSY_TIMEOUT_S, readonly: bool = Fals
     return conn
 
 
+class NotWritable(StoreUnavailable):
+    """The db is there but cannot be written here (a read-only file, folder or file system):
+    a command that only reads can still open it read-only."""
+
+
 def translate(exc: sqlite3.Error, path: str) -> EkkoError:
     """One place that turns SQLite's failures into errors a person can act on."""
     text = str(exc)
@@ -63,7 +76,7 @@ def translate(exc: sqlite3.Error, path: str) -> EkkoError:
             "retry in a moment, or find what holds it with 'fuser' or 'lsof'",
         )
     if "readonly" in text or "read-only" in text:
-        return StoreUnavailable(
+        return NotWritable(
             f"the memory db {path} is read-only",
             "check the file and folder permissions (ekko-mem needs to write there)",
         )
@@ -79,7 +92,7 @@ def translate(exc: sqlite3.Error, path: str) -> EkkoError:
             "free some disk space and retry; nothing was written",
         )
     if "unable to open" in text:
-        return StoreUnavailable(
+        return (NotWritable if os.path.isfile(path) else StoreUnavailable)(
             f"cannot open the memory db {path}",
             "if it was never made; else check that the folder exists and is writable",
             step=Step(command="init"),
@@ -94,6 +107,9 @@ class Connection:
         self.raw = conn
         self.path = path
         self._depth = 0
+        # Opened read-only because the db cannot be written here: a write is refused before
+        # it starts, rather than failing part-way through.
+        self.read_only = False
         # Set by the service when semantic recall is on: writes then embed their rows
         # (store/vectors.py) in the same transaction.
         self.embedder = None
@@ -133,6 +149,11 @@ class Connection:
             finally:
                 self._depth -= 1
             return
+        if self.read_only:
+            raise NotWritable(f"the memory db {self.path} cannot be written here (the db or its"
+                              " folder is read-only), so it was opened only for reading",
+                              "check the file and folder permissions, or write where the db"
+                              " can be written; nothing was written")
         self.execute("BEGIN IMMEDIATE")
         self._depth = 1
         try:

@@ -16,6 +16,9 @@ _REFERS_AT_ALL = ("select rowid, payload_json from memory_audit_events where nod
 # bm25 column weights for (title, content, tags, entities): a hit in the title says most about
 # what a memory is about, an entity next, a tag next, a word in the body least.
 FTS_WEIGHTS = (4.0, 1.0, 2.0, 3.0)
+# Links followed at most in one walk along stored chains (versions, parent summaries): a loop
+# or an absurdly long chain written by an older ekko-mem or a crafted file ends the walk.
+CHAIN_LIMIT = 10_000
 _N_COLS = ", ".join("n." + c.strip() for c in codec.NODE_COLUMNS.split(","))
 
 
@@ -170,6 +173,34 @@ class NodeStore(Part):
         rows = self.db.all(f"select {_N_COLS} from memory_nodes n where n.supersedes_id = ?"
                            " order by n.created_at", (node_id,))
         return [codec.node_from_row(r) for r in rows]
+
+    def version_chain(self, node: dict, limit: int = CHAIN_LIMIT) -> tuple[list[dict], dict]:
+        """Every version of `node`, oldest first, each once, and where a walk stopped early:
+        {} at the chain's ends, else {"at": the id whose link led back into the chain (a
+        stored cycle) or past `limit` versions, "why": "cycle" or "limit"}."""
+        seen, older, newer, cut = {node["id"]}, [], [], {}
+        current = node
+        while current.get("supersedesId"):
+            prior_id = current["supersedesId"]
+            if prior_id in seen or len(seen) >= limit:
+                cut = {"at": current["id"], "why": "cycle" if prior_id in seen else "limit"}
+                break
+            current = self.get_node(prior_id)
+            if current is None:
+                break
+            seen.add(prior_id)
+            older.append(current)
+        current = node
+        while following := self.successors(current["id"]):
+            fresh = [n for n in following if n["id"] not in seen]
+            if not fresh or len(seen) >= limit:
+                cut = cut or {"at": (fresh or following)[0]["id"],
+                              "why": "limit" if fresh else "cycle"}
+                break
+            current = fresh[0]
+            seen.add(current["id"])
+            newer.append(current)
+        return [*reversed(older), node, *newer], cut
 
     def due_for_expiry(self, now: str, limit: int = 1000) -> list[dict]:
         rows = self.db.all(f"select {_N_COLS} from memory_nodes n where n.status = 'active'"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from . import codec
 from .connection import Part
+from .nodes import CHAIN_LIMIT
 from .vectors import VectorStore
 
 
@@ -28,6 +29,23 @@ class SummaryStore(Part):
                            " where session_id = ? order by created_at, rowid limit ?",
                            (session_id, limit))
         return [codec.summary_from_row(r) for r in rows]
+
+    def parent_chain(self, summary: dict, limit: int = CHAIN_LIMIT) -> tuple[list[str], dict]:
+        """The ids of the summaries `summary` was built on, the nearest first, each once, and
+        where the walk stopped early ({} at the first summary; else "at" the id whose parent
+        link led back into the chain or past `limit`, "why" "cycle" or "limit")."""
+        seen, parents, current = {summary["id"]}, [], summary
+        while current.get("parentSummaryId"):
+            parent_id = current["parentSummaryId"]
+            if parent_id in seen or len(seen) >= limit:
+                return parents, {"at": current["id"],
+                                 "why": "cycle" if parent_id in seen else "limit"}
+            current = self.get_summary(parent_id)
+            if current is None:
+                break
+            seen.add(parent_id)
+            parents.append(parent_id)
+        return parents, {}
 
     # -- context runs (explain) --------------------------------------------------------------
     def record_context_run(self, run: dict) -> None:
