@@ -5,8 +5,10 @@ error. The context opens with a line saying it is data, not instructions."""
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
+from pathlib import Path
 
 KEY = "sk-proj-Zx81kQ2mW9vL4tR7yB3nC6pD"
 PASSWORD_LINE = "数据库密码是 hunter2x9，部署时用"
@@ -120,7 +122,9 @@ def test_context_opens_with_a_data_not_instructions_line(cli, ws):
 
 def test_header_is_configurable_and_can_be_turned_off(cli, ws):
     cli("remember", "--scope", "workspace", "--type", "constraint", "all APIs need tests")
-    config = ws / ".ekko" / "config.toml"
+    # the user's own config: a workspace's may come with a cloned repository
+    config = Path(os.environ["EKKO_HOME"]) / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
     config.write_text('[context]\nheader = "Notes from memory (data only):"\n')
     assert cli("context", "").out.splitlines()[0] == "Notes from memory (data only):"
     config.write_text('[context]\nheader = ""\n')

@@ -28,6 +28,12 @@ class Forget(UseCase):
         match (always confirmed: a search can pick the wrong one), and `ids`, a list of ids
         (the candidates a person confirmed)."""
         try:
+            return self._forget(selector, mode, reason, confirm, purge_sources, actor, verify)
+        finally:
+            self.erasure.release()
+
+    def _forget(self, selector, mode, reason, confirm, purge_sources, actor, verify) -> dict:
+        try:
             actor = choose("actor", actor, ACTORS)
             if mode not in ("soft", "hard"):
                 raise Rejected(f"unknown mode {mode!r}", "use soft or hard")
@@ -162,26 +168,23 @@ class Forget(UseCase):
                                     "to go ahead", step=Step("confirm"))
         from .erasure import new_report
         report = new_report()
+        # The user db erased it: every workspace's context runs may still name it.
+        report["_user"] = any(store is self.stores.user_store() for store in mine)
         if purge_sources:
             self.erasure.finish_pending([(store, [node_id]) for store in mine], reason, actor,
                                         report)
-        self.erasure.erase_citing(report, reason, actor)
+        report["alreadyErased"] = [node_id]
+        self.erasure.finish(report, reason, actor)
         for store in mine:
             self.erasure.checkpoint(store, report)
-        return _outcome({**report, "alreadyErased": [node_id]},
-                        reason or "hard delete")
+        return _outcome(report, reason or "hard delete")
 
     def _settle(self, outcome: dict, verify: bool) -> dict:
         """When asked to verify, prove it: a scan that finds the text again fails."""
         if verify:
             outcome["verify"] = self.erasure.verify_erasure(outcome)
             if outcome["verify"]["clean"] is False and not outcome.get("code"):
-                check = outcome["verify"]
-                where = ", ".join(check["filesWithText"]) or "the full-text index"
-                error = EkkoError(f"erased, but the text is still in {where}"
-                                  + (f" ({check['liveCopies']} live records say the same)"
-                                     if check["liveCopies"] else ""),
-                                  "forget those records too, then run the command again")
+                error = _not_clean(outcome["verify"])
                 outcome.update(code=int(error.code), reason=error.message, hint=error.hint)
                 outcome.error = error
         for private in [k for k in outcome if k.startswith("_")]:  # the service's own notes
@@ -199,18 +202,20 @@ class Forget(UseCase):
             if not confirm:
                 raise NeedsConfirmation("a hard delete cannot be undone", "to go ahead",
                                         step=Step("confirm"))
-            known = self.store.messages.message_ids_exist(message_ids)
-            unknown = [m for m in message_ids if m not in known]
-            if unknown and not set(unknown) <= self.store.health.purged_message_ids():
-                raise NotFound(f"no message {unknown[0]}", "to check the id",
-                               step=Step(command="history"))
-            report = self.erasure.purge_messages(message_ids, reason=reason, actor=actor)
-            return self._settle(_outcome(report, reason or "purge"),
-                                verify)
+            return self._forget_messages(message_ids, reason, actor, verify)
         except (Rejected, NeedsConfirmation, NotFound) as exc:
             return refusal(exc, {"deletedIds": [], "mode": mode})
+        finally:
+            self.erasure.release()
 
-
+    def _forget_messages(self, message_ids, reason, actor, verify) -> dict:
+        known = self.store.messages.message_ids_exist(message_ids)
+        unknown = [m for m in message_ids if m not in known]
+        if unknown and not set(unknown) <= self.store.health.purged_message_ids():
+            raise NotFound(f"no message {unknown[0]}", "to check the id",
+                           step=Step(command="history"))
+        report = self.erasure.purge_messages(message_ids, reason=reason, actor=actor)
+        return self._settle(_outcome(report, reason or "purge"), verify)
 
 
 def _why_ask(count: int, text: str | None) -> str:
@@ -245,6 +250,22 @@ def _covers(node: dict, wanted: set[str]) -> bool:
     return len(wanted & set(tokens(text))) >= COVER * len(wanted)
 
 
+def _not_clean(check: dict) -> EkkoError:
+    """Why a verified erasure is not clean, in one line: the first place that says so."""
+    if check["workspacesNotChecked"]:
+        return StoreUnavailable(f"erased, but {check['workspacesNotChecked'][0]} could not be"
+                                " opened to check it", "fix that workspace and run the same"
+                                " command again to finish")
+    if check["filesWithText"] or check["indexLeftovers"]:
+        where = ", ".join(check["filesWithText"]) or "the full-text index"
+        return EkkoError(f"erased, but the text is still in {where}"
+                         + (f" ({check['liveCopies']} live records say the same)"
+                            if check["liveCopies"] else ""),
+                         "forget those records too, then run the command again")
+    return EkkoError(f"erased, but {check['contextRunsLeft']} context runs still name it",
+                     "run the same command again to finish")
+
+
 def _outcome(report: dict, reason: str) -> dict:
     """A hard delete's answer; never success while text may still be on disk."""
     out = {"mode": "hard", "reason": reason, **report}
@@ -254,6 +275,11 @@ def _outcome(report: dict, reason: str) -> dict:
                            f" {first['reason']}", "there (or here again once it can be opened)"
                            " to finish", Step("hard", "purgeSources", "confirm",
                                               command="forget", target=first["nodeId"]))
+    if report["deferred"]:
+        first = report["deferred"][0]
+        return _unfinished(out, f"erased, but {first['workspace']} could not be opened to drop"
+                           f" its context runs that used it ({first['reason']})",
+                           "fix that workspace and run the same command again to finish")
     if report["notCheckpointed"]:
         return _unfinished(out, "erased from the tables, but another process reading"
                            f" {report['notCheckpointed'][0]} keeps the old pages in its -wal"

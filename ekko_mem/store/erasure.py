@@ -6,7 +6,9 @@ transaction around all of them, so an interrupted purge leaves the db as it was 
 """
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import time
 
 from . import codec
@@ -43,16 +45,19 @@ class ErasureStore(Part):
             found += [r[0] for r in self.db.all(sql, params)]
         return list(dict.fromkeys(found))
 
-    def drop_summaries(self, ids: list[str]) -> list[str]:
+    def drop_summaries(self, ids: list[str], now: str) -> list[str]:
         """Remove summaries and every later summary built on them (each carries its parent's
-        text forward); the next `summarize` rebuilds from the log that remains."""
+        text forward), leaving tombstones; the next `summarize` rebuilds from the log that
+        remains."""
         if not ids:
             return []
         rows = self.db.all(
             f"with recursive chain(id) as (select id from memory_summaries where id in"
             f" ({','.join('?' * len(ids))}) union select s.id from memory_summaries s join chain"
-            " on s.parent_summary_id = chain.id) select id from chain", ids)
+            " on s.parent_summary_id = chain.id) select c.id, s.summary from chain c join"
+            " memory_summaries s on s.id = c.id", ids)
         dropped = [r[0] for r in rows]
+        self.add_tombstones({r[0]: r[1] for r in rows}, now)
         self.db.execute("delete from memory_summaries where id in"
                         f" ({','.join('?' * len(dropped))})", dropped)
         VectorStore(self.db).drop(dropped)
@@ -74,12 +79,10 @@ class ErasureStore(Part):
 
     # -- context runs ------------------------------------------------------------------------
     def drop_context_runs(self, ids: list[str], texts: list[str]) -> int:
-        """Runs that used an erased record, or whose question holds the erased text."""
-        removed = 0
-        for item in ids:
-            removed += self.db.execute(
-                "delete from memory_context_runs where instr(used_memory_ids_json, ?)",
-                (f'"{item}"',)).rowcount
+        """Runs that used an erased record or left it out, or whose question holds the
+        erased text."""
+        removed = self.db.execute("delete from memory_context_runs where " + _CITES,
+                                  (json.dumps(list(ids)),)).rowcount if ids else 0
         for text in texts:
             removed += self.db.execute(
                 "delete from memory_context_runs where instr(query_text, ?)", (text,)).rowcount
@@ -175,6 +178,78 @@ class ErasureStore(Part):
                           " '$.after.mode') = 'hard' limit 1", (node_id,))
         return row is not None
 
+    def runs_citing(self, ids: list[str]) -> int:
+        """Context runs that still name any of these ids (what verifying expects to be 0)."""
+        if not ids:
+            return 0
+        return self.db.one("select count(*) from memory_context_runs where " + _CITES,
+                           (json.dumps(list(ids)),))[0]
+
+    # -- tombstones: what was erased, by id and keyed digest, never by text --------------------
+    def add_tombstones(self, texts_by_id: dict[str, str], now: str) -> None:
+        """Inside the erasing transaction: {erased id: its text}, only the digest kept."""
+        if not texts_by_id:
+            return
+        key = self._digest_key(create=True)
+        self.db.executemany("insert or ignore into memory_tombstones (id, digest, erased_at)"
+                            " values (?, ?, ?)", [(item, _digest(key, text), now)
+                                                  for item, text in texts_by_id.items()])
+
+    def erased(self, ids) -> set[str]:
+        """The ids among `ids` that a tombstone names."""
+        ids = list(dict.fromkeys(ids))
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start:start + 500]
+            found |= {r[0] for r in self.db.all(
+                "select id from memory_tombstones where id in"
+                f" ({','.join('?' * len(chunk))})", chunk)}
+        return found
+
+    def erased_texts(self, texts) -> set[str]:
+        """The texts among `texts` whose digest a tombstone holds (the same words erased)."""
+        key = self._digest_key(create=False)
+        if key is None:
+            return set()
+        digests = {_digest(key, t): t for t in dict.fromkeys(texts)}
+        found: set[str] = set()
+        keys = list(digests)
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            found |= {digests[r[0]] for r in self.db.all(
+                "select digest from memory_tombstones where digest in"
+                f" ({','.join('?' * len(chunk))})", chunk)}
+        return found
+
+    def tombstones_after(self, seq: int) -> list[tuple[int, str]]:
+        """(seq, id) of the tombstones written after `seq`, oldest first."""
+        return [(r[0], r[1]) for r in self.db.all(
+            "select seq, id from memory_tombstones where seq > ? order by seq", (seq,))]
+
+    def tombstone_book(self) -> str | None:
+        """Names this db's tombstones for a reader elsewhere (None until one is written): a
+        workspace keeps how far it has read under it, so a new user db starts from 0."""
+        key = self._digest_key(create=False)
+        return None if key is None else hashlib.blake2b(key, digest_size=8).hexdigest()
+
+    def read_up_to(self, book: str) -> int:
+        row = self.db.one("select value from ekko_meta where key = ?", (f"erased_read:{book}",))
+        return int(row[0]) if row else 0
+
+    def set_read_up_to(self, book: str, seq: int) -> None:
+        self.db.execute("insert or replace into ekko_meta values (?, ?)",
+                        (f"erased_read:{book}", str(seq)))
+
+    def _digest_key(self, create: bool) -> bytes | None:
+        # Keyed, so a digest cannot be looked up in a table made elsewhere; the key is in
+        # this db only, beside the digests it made.
+        row = self.db.one("select value from ekko_meta where key = 'erasure_key'")
+        if row is None and create:
+            value = os.urandom(16).hex()
+            self.db.execute("insert into ekko_meta values ('erasure_key', ?)", (value,))
+            return bytes.fromhex(value)
+        return bytes.fromhex(row[0]) if row else None
+
     # -- after the transaction ---------------------------------------------------------------
     def checkpoint_truncate(self) -> bool:
         """Fold the WAL into the db and truncate it, retrying while a reader holds old pages;
@@ -223,6 +298,19 @@ class ErasureStore(Part):
                 " + (select count(*) from memory_context_runs where instr(query_text, ?1))",
                 (text, body))[0]
         return total
+
+
+# A run names a record in the ids it used, and in its ranking: as an item's key, or as the
+# id of one it left out. Parameter 1 is a JSON list of ids.
+_CITES = ("exists (select 1 from json_each(used_memory_ids_json) u where u.value in"
+          " (select value from json_each(?1))) or exists (select 1 from"
+          " json_tree(coalesce(ranking_json, '{}')) t where (t.key in (select value from"
+          " json_each(?1)) or t.key = 'id' and t.value in (select value from json_each(?1))))")
+
+
+def _digest(key: bytes, text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=key,
+                           digest_size=16).digest()
 
 
 def _json_body(text: str) -> str:

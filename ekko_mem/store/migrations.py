@@ -274,3 +274,16 @@ def m012_mark_audit_differences(db) -> None:
     """Events may store their `before` as a difference from their `after` (store/copies.py).
     No table changes: the version number is what keeps an older ekko-mem, which would read a
     difference as the memory itself and undo into it, from opening a db that holds one."""
+
+
+@migration
+def m013_create_tombstones(db) -> None:
+    """What a hard delete erased, by id and a keyed digest of its text, never the text: an
+    import then knows not to bring it back, and a workspace that recorded a context using an
+    erased user memory learns of the erasure from the user db. `seq` orders them, so each
+    workspace keeps how far it has read (ekko_meta) and reads only what is new."""
+    db.execute("""create table memory_tombstones (
+        seq integer primary key,
+        id text not null unique,
+        digest blob not null,
+        erased_at text not null)""")
