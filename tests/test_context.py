@@ -370,7 +370,10 @@ def test_a_recent_message_a_memory_already_says_is_not_repeated(cli, ws, said, q
     assert node in data["usedMemoryIds"]
     assert [m["content"] for m in data["recentMessages"]] == [reply]
     assert said not in data["text"]
-    # Once the memory is gone the message is the only place it is said: it prints again.
+    # Once the memory is forgotten its source message goes with it: what was forgotten is
+    # not told to the model through the log either.
     cli("forget", node, "--yes")
     again = cli("context", question, "--format", "json").json()
-    assert said in [m["content"] for m in again["recentMessages"]]
+    assert said not in again["text"]
+    assert any(o.get("reason") == "source_retired"
+               for o in again["diagnostics"]["omitted"]), again["diagnostics"]["omitted"]

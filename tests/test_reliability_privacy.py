@@ -167,6 +167,9 @@ SAFE_SQL_NAMES = {
     "shadow", "clause",
     # reviewed: store/search.py (bm25 over an allow-listed table name and constant weights)
     "bm25",
+    # reviewed: store/recall.py (a fixed json_each windows fragment, integer constants, and
+    # `tail`: one of the module's own fixed FROM clauses)
+    "_WINDOWS", "WINDOW_NODES", "tail",
 }
 
 

@@ -36,7 +36,15 @@ class ExplanationView(Renderer):
                        f" {found['belowRelevanceFloor']} below the relevance floor")
         for item in data["items"]:
             out += _item_lines(item)
+        for entry in found.get("leftOut") or []:
+            out.append(f"- left out {entry['kind']} {entry['id']}"
+                       f" ({WHY_LEFT_OUT.get(entry['reason'], entry['reason'])})"
+                       + (f": {human.short(entry['title'], 60)}" if entry.get("title") else ""))
         human.lines(out)
+
+
+WHY_LEFT_OUT = {"source_retired": "the memory taken from it was since replaced or forgotten",
+                "off_topic": "private, and the question is not about its topic"}
 
 
 def _item_lines(item: dict) -> list[str]:

@@ -13,6 +13,13 @@ from ..policy.schema import HEALTH_KEYS
 from .stores import UseCase
 
 
+# Earlier messages checked for a source taken back: at most this many of the ranked list's
+# head (what a budget could print), so the check's cost is bounded too.
+MAX_CHECKED = 200
+# The topics that bring health and diet limits into a context with a question.
+HEALTH_TOPICS = {"food", "health"}
+
+
 class Context(UseCase):
     needs = ("drafts", "queries", "recaller", "inspection")
 
@@ -56,6 +63,9 @@ class Context(UseCase):
                "considered": 0, "belowFloor": 0}
         base = {"now": now, "statuses": ["active"]}
         hints = topics.categories_for(text) if text else []
+        # With a question, private memory waits for its topic; with none, nothing says what
+        # the context is about, and it goes in as it always did.
+        opened = topics.opened_by(text) if text else None
         for name, store in stores:
             try:
                 if name == "workspace":
@@ -64,18 +74,78 @@ class Context(UseCase):
                 out["nodes"] += self._fixed_nodes(name, store, sid, text, base, hints)
             except EkkoError as exc:
                 warnings.append(f"{name} db read failed: {exc.message}; used what was read")
+        retired: list[dict] = []
         if text:
             shown = [m["id"] for m in out["recent"]] + (
                 [out["summary"]["id"]] if out["summary"] else [])
             found = self.recaller.recall(stores, text, skip_ids=shown, node_filter=base,
-                                warnings=warnings, room=budget // 40)
+                                warnings=warnings, room=budget // 40, retired=retired)
             out["ranked"] = found["ranked"]
             out.update(considered=found["considered"], belowFloor=found["belowFloor"])
-        self._resolve_all(out, sid, now)
-        gathered = out["nodes"] + [c.record for c in out["ranked"] if c.kind == "node"]
-        out["food"] = topics.involves_food(text, [n for n in gathered
-                                                  if n.get("key") not in HEALTH_KEYS])
+        off_topic = self._keep_on_topic(out, opened) if opened is not None else []
+        if opened is None or opened & HEALTH_TOPICS:
+            out["nodes"] += self._health_nodes(stores, base, warnings)
+        lost = self._resolve_all(out, sid, now)
+        self._leave_out_retired(stores, out, text, retired + lost + off_topic, lost, now,
+                                budget, warnings)
+        if opened is not None:
+            out["food"] = bool(opened & HEALTH_TOPICS)
+        else:
+            gathered = out["nodes"] + [c.record for c in out["ranked"] if c.kind == "node"]
+            out["food"] = topics.involves_food(text, [n for n in gathered
+                                                      if n.get("key") not in HEALTH_KEYS])
         return out
+
+    @staticmethod
+    def _keep_on_topic(out, opened: set[str]) -> list[dict]:
+        """Leave out private memory whose topic the question did not open (policy/topics.py
+        GATES); a food memory the words found opens food, as a recipe brings the diet limits.
+        Returns what was left out."""
+        ranked = [c.record for c in out["ranked"] if c.kind == "node"]
+        if any(topics.is_food(n) and topics.gate_of(n) is None for n in ranked):
+            opened.add("food")
+        found = {n["id"] for n in ranked}
+        gone = [n for n in out["nodes"] + ranked
+                if not topics.on_topic(n, opened, found_by_words=n["id"] in found)]
+        gone_ids = {n["id"] for n in gone}
+        out["nodes"] = [n for n in out["nodes"] if n["id"] not in gone_ids]
+        out["ranked"] = [c for c in out["ranked"] if c.id not in gone_ids]
+        out["omitted"] += [{"nodeId": i, "reason": "off_topic"} for i in dict.fromkeys(
+            n["id"] for n in gone)]
+        return gone
+
+    def _leave_out_retired(self, stores, out, text, known, lost, now, budget,
+                           warnings) -> None:
+        """A message only a memory no longer active was taken from stays out: what it said
+        was taken back. A question about how things were gets it, marked as earlier."""
+        earlier = [c.id for c in out["ranked"] if c.kind == "message"][
+            :min(MAX_CHECKED, max(20, budget // 25))]
+        known = known + out["nodes"] + [c.record for c in out["ranked"] if c.kind == "node"]
+        retired = self.recaller.retired_sources(
+            stores, [m["id"] for m in out["recent"]], earlier, known,
+            {n["id"] for n in lost}, now, warnings)
+        if not retired:
+            return
+        if text and topics.asks_history(text):
+            out["earlier"] = set(retired)
+            return
+        out["recent"] = [m for m in out["recent"] if m["id"] not in retired]
+        out["ranked"] = [c for c in out["ranked"] if c.id not in retired]
+        out["omitted"] += [{"nodeId": mid, "reason": "source_retired", "sourceOf": ids}
+                           for mid, ids in retired.items()]
+
+    @staticmethod
+    def _health_nodes(stores, base, warnings) -> list[dict]:
+        """Health and diet limits, read by key, not by type or query, so none is missed
+        however many other constraints there are; packing puts them first."""
+        nodes: list[dict] = []
+        for name, store in stores:
+            try:
+                for key in sorted(HEALTH_KEYS):
+                    nodes += store.nodes.find_nodes({**base, "key": key}, limit=20)
+            except EkkoError as exc:
+                warnings.append(f"{name} db read failed: {exc.message}; used what was read")
+        return nodes
 
     def _fixed_nodes(self, name, store, sid, text, base, hints) -> list[dict]:
         nodes: list[dict] = []
@@ -93,28 +163,25 @@ class Context(UseCase):
             if not text:
                 nodes += [n for n in store.nodes.find_nodes({**base, "types": ["preference"]},
                                                       limit=20) if n["importance"] >= 0.8]
-        # Health and diet limits are read by key, not by type or query, so none is missed
-        # however many other constraints there are; packing puts them first when food is in.
-        for key in sorted(HEALTH_KEYS):
-            nodes += store.nodes.find_nodes({**base, "key": key}, limit=20)
         for prefix in hints:
             for kind in ("preference", "constraint"):
                 nodes += store.nodes.find_in_category(
                     {**base, "types": [kind], "categoryPrefix": prefix}, limit=20)
         return nodes
 
-    def _resolve_all(self, out, sid, now) -> None:
+    def _resolve_all(self, out, sid, now) -> list[dict]:
         """Conflicts are settled over fixed and ranked nodes together; the fixed sections keep
-        their winners, the ranked list keeps the rest of its winners."""
+        their winners, the ranked list keeps the rest of its winners. Returns the losers."""
         ranked_nodes = [c.record for c in out["ranked"] if c.kind == "node"]
         fixed_ids = {n["id"] for n in out["nodes"]}
-        winners = self._resolve(out["nodes"] + ranked_nodes, sid, now, out["omitted"])
+        winners, losers = self._resolve(out["nodes"] + ranked_nodes, sid, now, out["omitted"])
         won = {n["id"] for n in winners}
         out["nodes"] = [n for n in winners if n["id"] in fixed_ids]
         out["ranked"] = [c for c in out["ranked"] if c.kind != "node" or (
             c.id in won and c.id not in fixed_ids)]
+        return losers
 
-    def _resolve(self, nodes, sid, now, omitted) -> list[dict]:
+    def _resolve(self, nodes, sid, now, omitted) -> tuple[list[dict], list[dict]]:
         unique = {}
         for node in nodes:
             if node["scope"] == "session" and node.get("sessionId") != sid:
@@ -125,7 +192,7 @@ class Context(UseCase):
         winners, losers = conflict.resolve(list(unique.values()), now,
                                            self.drafts.schema.is_single_valued)
         omitted += [{"nodeId": n["id"], "reason": "conflict_lost"} for n in losers]
-        return winners
+        return winners, losers
 
     def _record_run(self, context, sid, text, budget, warnings) -> None:
         """Remember which ids this context used, for `explain`. Never memory, never blocking."""
@@ -161,9 +228,25 @@ class Context(UseCase):
         items = []
         for item_id in run["usedMemoryIds"]:
             items.append({**self._explain_item(item_id), **ranked.get(item_id, {})})
+        retrieval = {k: v for k, v in ranking.items() if k != "items"}
+        if retrieval.get("leftOut"):
+            retrieval["leftOut"] = [self._left_out(entry) for entry in retrieval["leftOut"]]
         return {"contextId": run["id"], "queryText": run["queryText"],
                 "sessionId": run["sessionId"], "createdAt": run["createdAt"], "items": items,
-                "retrieval": {k: v for k, v in ranking.items() if k != "items"}}
+                "retrieval": retrieval}
+
+    def _left_out(self, entry: dict) -> dict:
+        """A record the run left out, with its title as it is now."""
+        from ..ids import kind_of
+        if kind_of(entry["id"]) == "message":
+            msg = self.store.messages.get_message(entry["id"])
+            return {**entry, "kind": "message",
+                    "title": msg["content"][:80] if msg else "(message since removed)"}
+        try:
+            title = self.queries.find_node(entry["id"])["title"]
+        except EkkoError:
+            title = "(memory since forgotten)"
+        return {**entry, "kind": "node", "title": title}
 
     def _explain_item(self, item_id: str) -> dict:
         from ..ids import kind_of
@@ -210,7 +293,17 @@ def _run_ranking(context: dict) -> dict:
     each packed item in (ids and counts only, never text; scores stay out of explanations, as
     the design asks)."""
     diag = context["diagnostics"]
-    return {"candidatesConsidered": diag["candidatesConsidered"], "ranked": diag["ranked"],
-            "packed": diag["packed"], "belowRelevanceFloor": diag["belowRelevanceFloor"],
-            "cutForBudget": len(diag["cutForBudget"]),
-            "items": {r["id"]: {"via": r["via"]} for r in context["ranking"]}}
+    ranking = {"candidatesConsidered": diag["candidatesConsidered"], "ranked": diag["ranked"],
+               "packed": diag["packed"], "belowRelevanceFloor": diag["belowRelevanceFloor"],
+               "cutForBudget": len(diag["cutForBudget"]),
+               "items": {r["id"]: {"via": r["via"]} for r in context["ranking"]}}
+    left_out = [{"id": o["nodeId"], "reason": o["reason"]} for o in diag["omitted"]
+                if o["reason"] in LEFT_OUT]
+    if left_out:
+        ranking["leftOut"] = left_out
+    return ranking
+
+
+# Why a record the context found was left out of it, in what `explain` shows: a message whose
+# memory was taken back, and private memory off the question's topic.
+LEFT_OUT = ("source_retired", "off_topic")

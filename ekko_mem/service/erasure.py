@@ -137,7 +137,10 @@ class Erasure(UseCase):
             store.nodes.detach_successors(node["id"])
             self.audit_log.record(store, "delete", {"id": node["id"], "userId": node.get("userId"),
                                           "workspaceId": node.get("workspaceId")},
-                        actor, reason or "hard delete", after={"mode": "hard"})
+                        actor, reason or "hard delete",
+                        # ids only: context leaves out the chat lines the memory came from
+                        after={"mode": "hard",
+                               "sourceMessageIds": node.get("sourceMessageIds") or []})
         if purge_sources:
             sources = sorted({m for n in chain for m in n.get("sourceMessageIds", [])})
             here = sorted(store.messages.message_ids_exist(sources))

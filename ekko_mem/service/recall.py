@@ -6,6 +6,7 @@ from the best of all three and a message search ranks exactly as `context` does.
 from __future__ import annotations
 
 from ..errors import EkkoError
+from ..ids import _ALPHABET, _encode
 from .stores import UseCase
 
 POOL = 30           # message hits read per db, at least (more for a larger budget or limit)
@@ -19,11 +20,14 @@ KINDS = ("node", "message", "summary")
 class Recall(UseCase):
     def recall(self, stores, text: str, *, kinds=KINDS, skip_ids=(), node_filter=None,
                session: str | None = None, since: str | None = None,
-               warnings: list | None = None, room: int = POOL) -> dict:
+               warnings: list | None = None, room: int = POOL,
+               retired: list | None = None) -> dict:
         """{"query", "ranked" (Candidates, best first), "considered", "belowFloor"}.
 
         `room` is about how many messages the caller could use; each db is read for that
-        many hits (between POOL and MAX_POOL), which bounds the cost of a call."""
+        many hits (between POOL and MAX_POOL), which bounds the cost of a call. `retired`,
+        when given, gets the nodes the words match that are no longer active (their ids,
+        statuses and sources), so that their source messages can be told apart."""
         pool_size = max(POOL, min(MAX_POOL, room))
         from ..retrieval import analyse, rank, score, with_partners
         query = analyse(text, self.env.now())
@@ -38,7 +42,7 @@ class Recall(UseCase):
         for name, store in stores:
             try:
                 total += self._collect(name, store, query, kinds, pool, df, node_filter,
-                                       session, since, pool_size)
+                                       session, since, pool_size, retired)
             except EkkoError as exc:
                 if warnings is not None:
                     warnings.append(f"{name} db search failed: {exc.message}")
@@ -67,7 +71,7 @@ class Recall(UseCase):
         return out
 
     def _collect(self, name, store, query, kinds, pool, df, node_filter, session, since,
-                 size) -> int:
+                 size, retired=None) -> int:
         """Add this db's candidates to `pool` and its term counts to `df`; its row count."""
         from ..retrieval import Candidate
         counts = store.recall.term_counts("memory_messages_fts", query.terms) if query.terms else {}
@@ -86,7 +90,7 @@ class Recall(UseCase):
                 pool.setdefault(msg["id"], _message(msg, name))
         if "node" in kinds and query.terms and node_filter is not None:
             for node in store.recall.node_hits(query.strong_terms, node_counts, node_filter,
-                                        limit=NODE_POOL):
+                                               limit=NODE_POOL, retired=retired):
                 pool.setdefault(node["id"], _node_candidate(node, name))
         if "summary" in kinds:
             for summary in store.recall.recent_summaries(limit=SUMMARY_POOL):
@@ -110,6 +114,77 @@ class Recall(UseCase):
                     continue
                 partners[hit_id] = _message(other, name)
         return partners
+
+    # -- messages whose memory is gone -----------------------------------------------------
+    def retired_sources(self, stores, recent: list[str], earlier: list[str],
+                        known: list[dict], lost: set[str], now: str,
+                        warnings: list | None = None) -> dict[str, list[str]]:
+        """{message id: the memories it is a source of} for the messages among `recent` and
+        `earlier` that only memory no longer active (forgotten, erased, replaced, expired, or
+        `lost` to a conflict in this context) was taken from: said once, since taken back.
+
+        Nodes citing a message are found among those made soon after it was logged (and,
+        for the recent ones, the newest made since), besides `known` (the nodes the context
+        read, and the retired ones its words matched): bounded reads along the ids. A memory
+        taken from an old message long after, whose words the question does not share, is
+        not seen: the message then stays, as it did before."""
+        windows, since = _windows(recent, earlier)
+        if not windows:
+            return {}
+        nodes = list(known)
+        for name, store in stores:
+            if name == "global":  # shipped memory cites no message
+                continue
+            try:
+                nodes += store.recall.sources_of(windows, since, [*recent, *earlier])
+                nodes += store.recall.erased_sources(windows)
+            except EkkoError as exc:
+                if warnings is not None:
+                    warnings.append(f"{name} db read failed: {exc.message}; used what was read")
+        wanted = set(recent) | set(earlier)
+        taken_back: dict[str, set[str]] = {}
+        standing: set[str] = set()
+        for node in nodes:
+            refs = {ref.rpartition(":")[2] for ref in node.get("sourceMessageIds") or []}
+            if not refs & wanted:
+                continue
+            if node["id"] not in lost and node["status"] == "active" and not (
+                    node.get("expiresAt") and node["expiresAt"] <= now):
+                standing |= refs
+            else:
+                for ref in refs & wanted:
+                    taken_back.setdefault(ref, set()).add(node["id"])
+        return {mid: sorted(ids) for mid, ids in taken_back.items() if mid not in standing}
+
+
+SOON_MS = 600_000   # a memory taken from a message is mostly made in the same few minutes
+
+
+def _windows(recent: list[str], earlier: list[str]) -> tuple[list[tuple[str, str]], str | None]:
+    """Node id ranges [low, high): the minutes after each message was logged (messages logged
+    in the same second share one); and the id from which on every node is newer than the
+    oldest recent message."""
+    seconds = sorted({ms // 1000 for ms in map(_millis, [*recent, *earlier]) if ms is not None})
+    first = min(filter(None, map(_millis, recent)), default=None)
+    last = 32 ** 10 - 1  # the largest ten-digit stamp
+    return ([(f"mem_{_encode(second * 1000, 10)}",
+              f"mem_{_encode(min(last, second * 1000 + SOON_MS), 10)}") for second in seconds],
+            None if first is None else f"mem_{_encode(first, 10)}")
+
+
+def _millis(identifier: str) -> int | None:
+    """When an id was made (ids.py: a prefix, then ten base-32 digits of milliseconds)."""
+    stamp = identifier.partition("_")[2][:10]
+    digits = stamp.translate(_AS_INT_DIGITS)
+    if len(stamp) < 10 or digits.strip(_INT_DIGITS):
+        return None
+    return int(digits, 32)
+
+
+# ids.py's Crockford digits as the digits int() reads in base 32; "i", "l", "o" and "u" are
+# none of them, and become "!" so that the stamp is refused.
+_INT_DIGITS = "0123456789abcdefghijklmnopqrstuv"
+_AS_INT_DIGITS = str.maketrans(_ALPHABET + "ilou", _INT_DIGITS + "!!!!")
 
 
 def repeats(message: str, question: str) -> bool:

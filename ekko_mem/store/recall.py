@@ -18,6 +18,11 @@ _M_COLS = ", ".join("m." + c.strip() for c in codec.MESSAGE_COLUMNS.split(","))
 
 
 RANK_ROWS = 1_000  # at most this many rows are scored by bm25 for one question
+WINDOW_NODES = 10  # nodes read per window of time after a message (sources_of)
+# A JSON array of [low, high] id windows, bound as the statement's first parameter, as rows.
+_WINDOWS = ("(select json_extract(value, '$[0]') as low, json_extract(value, '$[1]') as high"
+            " from json_each(?)) win")
+SINCE_NODES = 30   # the newest nodes read since the recent messages (sources_of)
 
 
 def _rankable(rare: list[str], counts: dict[str, int]) -> list[str]:
@@ -85,8 +90,10 @@ class RecallStore(Part):
         return [codec.message_from_row(r) for r in rows]
 
     def node_hits(self, terms: list[str], counts: dict[str, int], f: dict, *,
-                  limit: int = 40) -> list[dict]:
-        """Nodes passing the filters `f` that hold any of `terms`, best weighted bm25 first."""
+                  limit: int = 40, retired: list | None = None) -> list[dict]:
+        """Nodes passing the filters `f` that hold any of `terms`, best weighted bm25 first.
+        `retired`, when given, gets the best matches that are no longer active, as
+        `sources_of` gives them, from the same search."""
         from .nodes import FTS_WEIGHTS, _N_COLS, node_filters
         rare = [t for t in terms if 0 < counts.get(t, 0) <= search.COMMON]
         present = rare or [t for t in terms if counts.get(t, 0)]
@@ -103,7 +110,68 @@ class RecallStore(Part):
         rows = self.db.all(f"select {_N_COLS} from json_each(?) hit cross join memory_nodes n"
                            f" on n.rowid = hit.value where {' and '.join(where)}"
                            " order by hit.key limit ?", (json.dumps(rowids), *args, limit))
+        if retired is not None:
+            retired += self._light(
+                "from json_each(?) hit cross join memory_nodes n on n.rowid = hit.value"
+                " where n.status != 'active' or n.expires_at <= ? order by hit.key limit ?",
+                (json.dumps(rowids[:limit]), f.get("now") or "", limit))
         return [codec.node_from_row(r) for r in rows]
+
+    # -- which messages memory was taken from -------------------------------------------------
+    # No index leads from a message to the nodes citing it. Ids sort by creation time, and a
+    # node is made after the messages it cites are logged, so the nodes made soon after a
+    # message are found along the primary key: each window is one bounded range, and all the
+    # windows of a context are read in one statement.
+    def sources_of(self, windows: list[tuple[str, str]], since: str | None,
+                   message_ids: list[str]) -> list[dict]:
+        """{id, status, expiresAt, sourceMessageIds} of the nodes citing any of `message_ids`
+        (plainly or named with a workspace, store/refs.py) among the first WINDOW_NODES whose
+        ids lie in each window [low, high), and the newest SINCE_NODES from `since` on."""
+        cites = ("exists (select 1 from json_each(n.source_message_ids_json) j where"
+                 " substr(j.value, instr(j.value, ':') + 1) in (select value from json_each(?)))")
+        wanted = json.dumps(message_ids)
+        found = self._light(
+            f"from {_WINDOWS} cross join memory_nodes n on n.id in (select m.id from"
+            " memory_nodes m where m.id >= win.low and m.id < win.high order by m.id"
+            f" limit {WINDOW_NODES}) where {cites}", (json.dumps(windows), wanted)
+        ) if windows else []
+        if since is not None:
+            found += self._light(
+                "from memory_nodes n where n.id in (select m.id from memory_nodes m where"
+                f" m.id >= ? order by m.id desc limit {SINCE_NODES}) and {cites}",
+                (since, wanted))
+        return found
+
+    def _light(self, tail: str, args: tuple) -> list[dict]:
+        return [{"id": r[0], "status": r[1], "expiresAt": r[2],
+                 "sourceMessageIds": codec.loads(r[3]) or []}
+                for r in self.db.all("select n.id, n.status, n.expires_at,"
+                                     f" n.source_message_ids_json {tail}", args)]
+
+    def erased_sources(self, windows: list[tuple[str, str]]) -> list[dict]:
+        """{id, status "erased", sourceMessageIds} of the erased nodes (events left, row
+        gone) whose ids lie in the windows, as their hard delete recorded them. The distinct
+        node ids of the audit index are walked one seek at a time, WINDOW_NODES at most per
+        window: a node restated a thousand times has a thousand events, stepped over."""
+        if not windows:
+            return []
+        rows = self.db.all(
+            "with recursive walk(high, node_id, step) as ("
+            " select win.high, (select e.node_id from memory_audit_events e where"
+            " e.node_id >= win.low and e.node_id < win.high order by e.node_id limit 1), 1"
+            f" from {_WINDOWS}"
+            " union all select high, (select e.node_id from memory_audit_events e where"
+            " e.node_id > walk.node_id and e.node_id < walk.high order by e.node_id limit 1),"
+            f" step + 1 from walk where node_id is not null and step < {WINDOW_NODES})"
+            " select distinct walk.node_id, (select json_extract(e.payload_json,"
+            " '$.after.sourceMessageIds') from memory_audit_events e where e.node_id ="
+            " walk.node_id and e.event_type = 'delete' and json_extract(e.payload_json,"
+            " '$.after.mode') = 'hard' limit 1) from walk where walk.node_id is not null and"
+            " not exists (select 1 from memory_nodes n where n.id = walk.node_id)",
+            (json.dumps(windows),))
+        return [{"id": node_id, "status": "erased", "expiresAt": None,
+                 "sourceMessageIds": codec.loads(sources) or []}
+                for node_id, sources in rows if sources]
 
     def messages_between(self, start: str, end: str, *, limit: int = 100) -> list[dict]:
         """Messages created in [start, end), the newest `limit`."""
