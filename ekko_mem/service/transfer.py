@@ -5,21 +5,28 @@ An export reads each db inside one snapshot, a batch of rows at a time, and, to 
 replaces the target only once the whole file is on disk. An import is idempotent by id and
 all-or-nothing across the workspace and user dbs, and every new node passes the same policy
 as `remember`: controlled keys, one active value per single-valued key, size limits,
-confirmed secrets, the current user as owner, references that resolve. An untrusted file
-cannot write global scope or slip long-term user memory in unconfirmed. Refusals name the
-line and the field, never a value.
+confirmed secrets, the current user as owner, ids of their kind, references that resolve and
+chains (supersedes, parents) that end. An untrusted file cannot write global scope or slip
+long-term user memory in unconfirmed, and its history is data: an event's copies of its node
+must be this user's copies of that node, never a template for a later write. Refusals name
+the line and the field, never a value.
 
-An import reads, parses and checks its file once, under the write locks: what passes is
-staged as rows in a scratch db on disk beside the ids, lines and counts the checks need, and
-the second pass writes from there in batches, without parsing or validating again. Stdin or a
-pipe is first copied to a private temporary file, so the file can be read again in the one
-case that needs it: a user db that another process made meanwhile, checked anew.
+An import reads, parses and checks its file once, without the write locks: what passes is
+staged as rows in a scratch db on disk beside the ids, lines and counts the checks need.
+Under the locks, if another process committed meanwhile, what the file adds is looked at
+again (its ids still new, what it cites still there, its slots still free), and the second
+pass writes from the scratch db in batches, without parsing or validating again. Stdin or a
+pipe is first copied to a private temporary file, so the file can be read again in the cases
+that need it: a change the quick look cannot settle, or a user db that another process made
+meanwhile, checked anew under the locks.
 """
 from __future__ import annotations
 
+import re
 from contextlib import ExitStack, contextmanager
 
 from ..errors import NeedsConfirmation, Rejected, Step
+from ..ids import PREFIXES, kind_of
 from ..policy.limits import check_size
 from .stores import UseCase
 from .transfer_files import NOTHING, line_object, readable, write_atomically
@@ -101,21 +108,26 @@ class Transfer(UseCase):
             user = self.stores.user_store()
             if user is not None:
                 stores["user"] = user
+            # Checked without the write locks, so other processes go on writing meanwhile
+            # and a refusal or a question never takes them; what they committed before the
+            # locks were taken is read again under the locks (_still_holds).
+            marks = {name: store.transfer.data_version() for name, store in stores.items()}
+            index = stack.enter_context(self._checked(source, stores, confirm))
             # Locks in this order, commits in this order: the workspace db first, the user db
             # last. If the last commit fails after the first succeeded, what is left half done
             # is local to this workspace, and importing again (idempotent by id) completes it;
             # the other order would leave user memory that every workspace reads pointing at
-            # messages and history that never arrived. Checks run under the locks, so nothing
-            # another process commits meanwhile can slip between check and write.
+            # messages and history that never arrived.
             held = stack.enter_context(atomic_together([s.db for s in stores.values()]))
-            index = stack.enter_context(self._checked(source, stores, confirm))
+            again = False
             if "user" not in stores and index.holds_user_nodes():
                 # Made only once the file is known good, locked last as above. Should another
                 # process have made it meanwhile and written to it, it is checked again.
                 stores["user"] = self.stores.user_store(create=True)
                 held.take(stores["user"].db)
-                if stores["user"].nodes.count_nodes():
-                    index = stack.enter_context(self._checked(source, stores, confirm))
+                again = bool(stores["user"].nodes.count_nodes())
+            if again or not self._still_holds(index, stores, marks):
+                index = stack.enter_context(self._checked(source, stores, confirm))
             with roomy_cache([s.db for s in stores.values()]):
                 counts = self._import_write(index, stores)
             return {"imported": counts, "skipped": index.count() - sum(counts.values())}
@@ -133,10 +145,29 @@ class Transfer(UseCase):
                     self._import_policy(batch, stores, index, verdict)
             if not index.count():
                 raise Rejected("nothing to import", "give a file written by export")
+            verdict.cycle = self._first_cycle(index, stores)
             verdict.settle(index, confirm)
             yield index
         finally:
             index.close()
+
+    def _still_holds(self, index, stores: dict, marks: dict) -> bool:
+        """Under the write locks: whether what the checks read of the dbs holds still.
+        Nothing committed since settles it at once; else what the file adds is looked at
+        again: its records still new, those it refers to still there, the single-valued
+        slots it fills still free. (A record the checks found present and skipped may have
+        been removed since: skipped still, as if the import had come first.)"""
+        if all(stores[name].transfer.data_version() == mark for name, mark in marks.items()):
+            return True
+        for kind, target, ids in index.fresh_ids():
+            if stores[target].transfer.existing_ids(TABLES[kind], ids):
+                return False
+        for target, kind, ids in index.held():
+            if len(stores[target].transfer.existing_ids(TABLES[kind], ids)) < len(ids):
+                return False
+        now = self.env.now_iso()
+        return not any(self._rivals(stores[target], node, now)
+                       for target, node in index.singles())
 
     def _import_batches(self, source, index=None):
         """Lists of (line, kind, record, whether the line escapes a NUL), in file order.
@@ -199,6 +230,12 @@ class Transfer(UseCase):
             except ValidationError as exc:
                 raise Rejected(f"line {number}: {kind} {validation_message(exc)}",
                                f"fix that line; {NOTHING}") from None
+            misshapen = _misshapen(kind, data)
+            if misshapen is not None:
+                field, of = misshapen
+                raise Rejected(f"line {number}: {kind} {field} is not a well-formed {of} id",
+                               f"an id is a name like {PREFIXES[of]}_01k: letters, digits,"
+                               f" '_', '.' or '-'; fix that line; {NOTHING}")
             if kind == "event" and not isinstance(data.get("payload"), (dict, type(None))):
                 raise Rejected(f"line {number}: event {data['id']} payload is not a JSON object",
                                f"give an object with before and after, or null; {NOTHING}")
@@ -229,49 +266,56 @@ class Transfer(UseCase):
 
     @staticmethod
     def _fresh(batch: list, stores: dict) -> list:
-        """(line, kind, record, NUL escaped, db name) for each message, summary and node of
-        `batch` that the db it goes to does not hold yet, in file order. (Events are placed
-        when written, by _insert_events: a user node's event may come before its node.)"""
-        placed = []
-        for number, kind, data, nul in batch:
-            if kind == "event":
-                continue
-            target = "user" if kind == "node" and data["scope"] == "user" else "workspace"
-            placed.append((number, kind, data, nul, target))
+        """(line, kind, record, NUL escaped, db name) for each record of `batch` that the db
+        it goes to does not hold yet, in file order. An event is placed only when written,
+        by _insert_events (a user node's event may come before its node): one either db
+        holds is not new."""
+        placed = [(number, kind, data, nul, _target(kind, data))
+                  for number, kind, data, nul in batch]
         wanted: dict[tuple, list] = {}
         for _, kind, data, _, target in placed:
             wanted.setdefault((kind, target), []).append(data["id"])
-        present = {(kind, target): stores[target].transfer.existing_ids(TABLES[kind], ids)
-                   if target in stores else set() for (kind, target), ids in wanted.items()}
+        present = {}
+        for (kind, target), ids in wanted.items():
+            dbs = list(stores.values()) if kind == "event" else \
+                [stores[target]] if target in stores else []
+            present[(kind, target)] = set().union(
+                *(store.transfer.existing_ids(TABLES[kind], ids) for store in dbs))
         return [item for item in placed if item[2]["id"] not in present[(item[1], item[4])]]
 
     # -- the write policy, applied to every record the import would add -------------------------
     def _import_policy(self, batch: list, stores: dict, index, verdict) -> None:
         """Checked in file order, up to the first refusal; what passed is staged in `index`
         as it will be written (a node's key spelling and owner settled)."""
-        passed: dict[str, list] = {"message": [], "summary": [], "node": []}
+        passed: dict[str, list] = {kind: [] for kind in KINDS}
         for number, kind, data, nul, target in self._fresh(batch, stores):
             try:
-                question = self._import_check(number, kind, data, nul, stores.get(target),
+                question = self._import_check(number, kind, data, nul, target, stores,
                                               index)
             except Rejected as exc:
                 verdict.refusal = (number, _at_line(number, exc))
-                return
+                break
             if question and verdict.secret is None:
                 verdict.secret = (number, question)
             if kind == "node" and data["scope"] == "user":  # "explicit" in a file vouches nothing
                 verdict.unconfirmed += 1
                 verdict.first_user = verdict.first_user or number
             passed[kind].append((number, target, data))
+        self._import_links(passed, stores, index)  # an earlier line's may be the first refusal
+        if verdict.refusal is not None:
+            return
+        index.note_fresh([(kind, target, data["id"]) for kind in ("message", "summary", "node")
+                          for _, target, data in passed[kind]])
         index.stage_messages([(number, data) for number, _, data in passed["message"]])
         index.stage_summaries([(number, data) for number, _, data in passed["summary"]])
         index.stage_nodes(passed["node"])  # before the events, which look their nodes up
-        index.stage_events([(number, data) for number, kind, data, _ in batch
-                            if kind == "event"])
+        index.stage_events([(number, data) for number, _, data in passed["event"]])
 
-    def _import_check(self, number: int, kind: str, data: dict, nul: bool, store,
-                      index) -> str | None:
+    def _import_check(self, number: int, kind: str, data: dict, nul: bool, target: str,
+                      stores: dict, index) -> str | None:
         """Refuse the record (Rejected), or the question to ask before adding it, if any."""
+        if kind == "event":
+            return self._import_history(data, nul, index)
         if nul:
             from ..policy.nul import refuse_nul
             refuse_nul(data, kind)
@@ -281,9 +325,10 @@ class Transfer(UseCase):
         if kind == "summary":
             self._import_size("summary", data["summary"], "limits.content")
             return self._import_text_secret("summary", data)
+        store = stores.get(target)
         self._import_fields(data)
-        self._import_refs(number, data, store, index)
-        self._import_single(number, data, store, index)
+        self._import_refs(number, data, store, target, index)
+        self._import_single(number, data, store, target, index)
         return self._import_node_secret(data)
 
     def _import_size(self, what: str, text: str, setting: str) -> None:
@@ -347,16 +392,19 @@ class Transfer(UseCase):
                            problem[1])
 
     @staticmethod
-    def _import_refs(number: int, node: dict, store, index) -> None:
+    def _import_refs(number: int, node: dict, store, target: str, index) -> None:
         """A reference the db it goes to does not hold must name a node in the file, which
         may come later: it is settled when the whole file has been read."""
         for field in ("supersedesId", "parentId"):
             ref = node.get(field)
-            if ref and (store is None
-                        or not store.transfer.existing_ids("memory_nodes", [ref])):
-                index.defer_ref(number, field, ref)
+            if not ref:
+                continue
+            if store is not None and store.transfer.existing_ids("memory_nodes", [ref]):
+                index.hold(target, "node", [ref])
+            else:
+                index.defer_ref(number, f"node {field}", ref)
 
-    def _import_single(self, number: int, node: dict, store, index) -> None:
+    def _import_single(self, number: int, node: dict, store, target: str, index) -> None:
         """One active value per single-valued key and slot, counting the file and the db."""
         key = node.get("key")
         if node["status"] != "active" or not self.drafts.schema.is_single_valued(key):
@@ -372,13 +420,103 @@ class Transfer(UseCase):
             raise Rejected(f"a second active value for the single-valued key '{key}'"
                            f" (the first is at line {first})",
                            "mark one of them superseded, or drop one")
-        rivals = [] if store is None else [
-            old for old in self.nodes.same_kind(store, {**node, "createdAt": now})
-            if old["id"] != node["id"]]
+        rivals = self._rivals(store, node, now)
         if rivals:
             raise Rejected(f"the single-valued key '{key}' already has an active value"
                            f" ({rivals[0]['id']})",
                            f"forget {rivals[0]['id']} first, or drop that line")
+        index.note_single(number, target, node)
+
+    def _rivals(self, store, node: dict, now: str) -> list[dict]:
+        if store is None:
+            return []
+        return [old for old in self.nodes.same_kind(store, {**node, "createdAt": now})
+                if old["id"] != node["id"]]
+
+    # -- history is data: an event's copies of its node are checked, never obeyed ------------
+    def _import_history(self, event: dict, nul: bool, index) -> str | None:
+        """An event's copies of its node must be nodes of this user, of the event's own
+        node, outside global scope; a secret in one is asked about as in a node. (`audit
+        undo` puts its own checks on what it would write back.)"""
+        from ..models import MemoryNode
+        owner = self.env.user_id()
+        if event.get("userId") not in (None, owner):
+            raise Rejected(f"event {event['id']} userId is not the current user ({owner})",
+                           "a file can only bring back your own history")
+        question = None
+        for side, copy, expected in _copies(event):
+            where = f"event {event['id']} payload {side}"
+            node = _checked_copy(MemoryNode, where, copy, expected, owner, index)
+            if node is not None and question is None:
+                found = self._import_node_secret(node)
+                question = f"{where}: {found}" if found else None
+        if nul:  # anywhere else in the event: its reason, a note
+            from ..policy.nul import refuse_nul
+            refuse_nul(event, f"event {event['id']}")
+        return question
+
+    # -- references: to records that exist, in chains that end ----------------------------------
+    def _import_links(self, passed: dict, stores: dict, index) -> None:
+        """The new records' references to messages (a node's sources, a summary's range),
+        found in their log or left to the file; and the links that a chain of must end."""
+        from ..store.refs import split_ref
+        workspace = stores["workspace"]
+        here = workspace.meta("store_id")
+        wanted: list[tuple[int, str, str, tuple]] = []
+        for number, target, node in passed["node"]:
+            for ref in node.get("sourceMessageIds") or []:
+                where, mid = split_ref(ref)
+                if where in (None, here):  # another workspace's log is checked from there
+                    own = ("user",) if target == "user" and where is None else ()
+                    wanted.append((number, "node sourceMessageIds", mid, ("workspace", *own)))
+        for number, _, summary in passed["summary"]:
+            for field in ("fromMessageId", "toMessageId"):
+                wanted.append((number, f"summary {field}", summary[field], ("workspace",)))
+        logged = {name: stores[name].transfer.existing_ids(
+            "memory_messages", sorted({mid for *_, mid, places in wanted if name in places}))
+            for name in ("workspace", "user") if name in stores}
+        for number, field, mid, places in wanted:
+            place = next((p for p in places if mid in logged.get(p, ())), None)
+            if place is not None:
+                index.hold(place, "message", [mid])
+            else:
+                index.defer_ref(number, field, mid, "message")
+        for link, kind, field in _LINKED:
+            index.link(link, [(data["id"], data[field], number)
+                              for number, _, data in passed[kind] if data.get(field)])
+
+    def _first_cycle(self, index, stores: dict) -> tuple[int, str] | None:
+        """(line, link) of the first new record whose link, followed through the file and
+        the dbs, comes back to a record already passed: a node that supersedes itself, two
+        that supersede each other, a summary or message that is its own ancestor."""
+        for link, _, _ in _LINKED:
+            for number, start in index.links(link):
+                if index.settled(link, start):
+                    continue
+                path, here = [], start
+                seen: set[str] = set()
+                while here is not None and here not in seen and not index.settled(link, here):
+                    seen.add(here)
+                    path.append(here)
+                    here = self._next_link(index, stores, link, here)
+                if here is not None and here in seen:
+                    return number, link
+                index.settle(link, path)
+        return None
+
+    @staticmethod
+    def _next_link(index, stores: dict, link: str, record_id: str) -> str | None:
+        """What `record_id`'s link names: as the file gives it for a new record, else as a
+        db holds it (None where it ends or points nowhere)."""
+        new, ref = index.linked(link, record_id)
+        if new:
+            return ref
+        dbs = stores.values() if link.startswith("node") else [stores["workspace"]]
+        for store in dbs:
+            found, ref = store.transfer.reference(link, record_id)
+            if found:
+                return ref
+        return None
 
     # -- writing -------------------------------------------------------------------------------
     def _import_write(self, index, stores: dict) -> dict:
@@ -450,20 +588,25 @@ class _Verdict:
 
     def __init__(self) -> None:
         self.refusal: tuple[int, Rejected] | None = None
+        self.cycle: tuple[int, str] | None = None
         self.unconfirmed = 0
         self.first_user: int | None = None
         self.secret: tuple[int, str] | None = None
 
     def settle(self, index, confirm: bool) -> None:
+        # A reference is checked before the key's slot and secrets of its own line: the
+        # first refusal in file order is the one given.
+        found = [(self.refusal[0], 1, self.refusal[1])] if self.refusal else []
         dangling = index.first_dangling_ref()
-        # A reference is checked before the key's slot and secrets of its own line.
-        if dangling is not None and (self.refusal is None or dangling[0] <= self.refusal[0]):
-            number, field = dangling
-            raise _at_line(number, Rejected(
-                f"node {field} points at a node that is neither in the file nor in the"
-                " memory it goes to", f"include that node in the file, or drop {field}"))
-        if self.refusal is not None:
-            raise self.refusal[1]
+        if dangling is not None:
+            found.append((dangling[0], 0, _at_line(dangling[0], _dangling(*dangling[1:]))))
+        if self.cycle is not None:
+            number, link = self.cycle
+            found.append((number, 0, _at_line(number, Rejected(
+                f"{link} makes a cycle: followed, it comes back to a record it passed",
+                f"a chain of {link.split()[-1]} must end; fix or drop it"))))
+        if found:
+            raise min(found, key=lambda item: item[:2])[2]
         if confirm:
             return
         if self.unconfirmed:
@@ -476,7 +619,109 @@ class _Verdict:
                                     "to import sensitive data", step=Step("confirm"))
 
 
+def _dangling(field: str, kind: str) -> Rejected:
+    name = field.split()[-1]
+    if kind == "node":
+        return Rejected(f"{field} points at a node that is neither in the file nor in the"
+                        " memory it goes to", f"include that node in the file, or drop {name}")
+    return Rejected(f"{field} names a message that is neither in the file nor in the log"
+                    " it goes to", f"include that message in the file, or drop it from {name}")
+
+
 def _at_line(number: int, exc: Rejected) -> Rejected:
     hint = exc.reason_for_step.replace("nothing was written", NOTHING)
     return Rejected(f"line {number}: {exc.message}",
                     hint if NOTHING in hint else f"{hint}; {NOTHING}", step=exc.step)
+
+
+# -- the shape of what a file names ----------------------------------------------------------
+_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.\-]{0,127}")
+# The fields of each kind that name a record, and the kind of record they name.
+_ID_FIELDS = {"message": (("id", "message"), ("parentId", "message")),
+              "summary": (("id", "summary"), ("parentSummaryId", "summary"),
+                          ("fromMessageId", "message"), ("toMessageId", "message")),
+              "node": (("id", "node"), ("supersedesId", "node"), ("parentId", "node")),
+              "event": (("id", "event"), ("nodeId", "node"))}
+# Links between records of one kind that a chain of must end: (name, kind, field).
+_LINKED = (("node supersedesId", "node", "supersedesId"), ("node parentId", "node", "parentId"),
+           ("summary parentSummaryId", "summary", "parentSummaryId"),
+           ("message parentId", "message", "parentId"))
+
+
+def _target(kind: str, data: dict) -> str:
+    return "user" if kind == "node" and data["scope"] == "user" else "workspace"
+
+
+def _shaped(value, kind: str) -> bool:
+    """An id of `kind`: a message id may be any plain name (`log` takes a given id) that is
+    not another kind's; the others carry their kind's prefix, as ekko-mem makes them."""
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        return False
+    if kind == "message":
+        return kind_of(value) in (None, "message")
+    return value.startswith(f"{PREFIXES[kind]}_") and len(value) > len(PREFIXES[kind]) + 1
+
+
+def _misshapen(kind: str, data: dict) -> tuple[str, str] | None:
+    """(field, kind it names) of the first id in `data` that is not one."""
+    for field, of in _ID_FIELDS[kind]:
+        if data.get(field) is not None and not _shaped(data[field], of):
+            return field, of
+    if kind == "node":
+        from ..store.refs import split_ref
+        for ref in data.get("sourceMessageIds") or []:
+            where, mid = split_ref(ref)
+            if (where is not None and not _ID.fullmatch(where)) or not _shaped(mid, "message"):
+                return "sourceMessageIds", "message"
+    return None
+
+
+def _copies(event: dict):
+    """(side, copy, the id it must have) for each copy of a node an event records: what
+    `audit undo` would read back. A supersede's `before` is the version it replaced, named
+    by its `after`; an undo keeps the node before it and both sides of what it undid."""
+    payload = event.get("payload") or {}
+    if event["eventType"] == "purge" or not event.get("nodeId"):
+        return
+    node_id = event["nodeId"]
+    after = payload.get("after")
+    if event["eventType"] == "undo":
+        yield "before", payload.get("before"), node_id
+        record = after if isinstance(after, dict) else {}
+        yield "after.before", record.get("before"), node_id
+        yield "after.after", record.get("after"), node_id
+        return
+    replaced = after.get("supersedesId") if isinstance(after, dict) else None
+    yield "before", payload.get("before"), replaced if event["eventType"] == "supersede" \
+        else node_id
+    yield "after", after, node_id
+
+
+def _checked_copy(model, where: str, copy, expected, owner: str, index) -> dict | None:
+    """The copy as a node, or None where there is nothing more to check (erased, a node
+    staged as it is, or no copy: a hard delete's mode); Rejected naming the event and the
+    field where it is not one this import may hold."""
+    if not isinstance(copy, dict) or "id" not in copy:
+        return None
+    if expected is not None and copy["id"] != expected:
+        raise Rejected(f"{where} names another node than the event's",
+                       "an event records its own node only")
+    if (copy.get("erased") is True and set(copy) == {"id", "erased"}) or \
+            index.stages_as_is(copy):
+        return None
+    from pydantic import ValidationError
+
+    from ..models import validation_message
+    from ..policy.nul import refuse_nul
+    try:
+        node = model.model_validate(copy).model_dump(exclude_none=True)
+    except ValidationError as exc:
+        raise Rejected(f"{where} {validation_message(exc)}", "fix that line") from None
+    if node["scope"] == "global":
+        raise Rejected(f"{where} is in global scope, which cannot be imported",
+                       "global memory ships with ekko-mem")
+    if node.get("userId") not in (None, owner):
+        raise Rejected(f"{where} userId is not the current user ({owner})",
+                       "a file can only bring back your own history")
+    refuse_nul(node, where)
+    return node

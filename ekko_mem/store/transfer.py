@@ -1,6 +1,7 @@
 """Whole-table reads for export, in a stable order (time, then id) so exports compare equal,
 each db read inside one snapshot and row by row; the write locks an import holds on both dbs
-at once; and the scratch index an import keeps between its passes."""
+at once, and what tells it whether another process wrote meanwhile; and the scratch index an
+import keeps between its passes."""
 from __future__ import annotations
 
 import marshal
@@ -13,6 +14,12 @@ from .connection import Connection, Part, translate
 
 TABLES = ("memory_messages", "memory_summaries", "memory_nodes", "memory_audit_events")
 FETCH = 500  # rows read at a time: an export holds a batch, never a table
+# The references a record makes to a record of its own kind, which a chain of must end:
+# each with the table and column that hold it.
+LINKS = {"node supersedesId": ("memory_nodes", "supersedes_id"),
+         "node parentId": ("memory_nodes", "parent_id"),
+         "summary parentSummaryId": ("memory_summaries", "parent_summary_id"),
+         "message parentId": ("memory_messages", "parent_id")}
 
 
 class Held(list):
@@ -157,6 +164,17 @@ class TransferStore(Part):
             found |= {r[0] for r in rows}
         return found
 
+    def data_version(self) -> int:
+        """A number that changes whenever another connection commits to this db (SQLite's
+        data_version): equal twice, nothing was committed in between."""
+        return self.db.one("pragma data_version")[0]
+
+    def reference(self, link: str, record_id: str) -> tuple[bool, str | None]:
+        """(whether the record is here, what its `link` names) for one of LINKS."""
+        table, column = LINKS[link]
+        row = self.db.one(f"select {column} from {table} where id = ?", (record_id,))
+        return (row is not None, row[0] if row else None)
+
     def existing_ids(self, table: str, ids: list[str]) -> set[str]:
         if table not in TABLES:
             raise ValueError(table)
@@ -172,8 +190,10 @@ class TransferStore(Part):
 class ImportIndex:
     """What an import keeps of its file between passes: each record's kind, id and line
     (duplicates, and which nodes are user memory), the nodes whose history the file carries,
-    references still to resolve, the first line of each single-valued slot, and every record
-    that passed its checks, staged as the rows the write pass inserts.
+    references still to resolve, the links that a chain of must end, the first line of each
+    single-valued slot, what the checks found in the dbs and what the file adds to them (read
+    again under the write locks), and every record that passed its checks, staged as the rows
+    the write pass inserts.
 
     A private temporary SQLite db that SQLite deletes when it is closed (or its process ends):
     memory stays within its page cache however long the file is."""
@@ -189,8 +209,26 @@ class ImportIndex:
                     # Nodes whose events in the file copy them on both sides (a refresh, an
                     # edit): their events are stored compactly (see staged_events).
                     "create table restated (node_id text primary key) without rowid",
+                    # References to settle once the whole file is read (the record named may
+                    # come later), by the kind of record they must name.
                     "create table refs (line integer not null, field text not null,"
-                    " ref text not null)",
+                    " ref text not null, kind text not null)",
+                    # What the dbs held when the file was checked, and what it adds to them,
+                    # read again under the write locks when another process wrote meanwhile.
+                    "create table held (target text not null, kind text not null,"
+                    " id text not null, primary key (target, kind, id)) without rowid",
+                    "create table fresh (kind text not null, target text not null,"
+                    " id text not null)",
+                    "create table singles (line integer primary key, target text not null,"
+                    " data blob not null)",
+                    # The links of new records that a chain of must end (LINKS), and the
+                    # records already followed to an end.
+                    "create table links (link text not null, id text not null,"
+                    " ref text not null, line integer not null, primary key (link, id))"
+                    " without rowid",
+                    "create index links_in_order on links (link, line)",
+                    "create table settled (link text not null, id text not null,"
+                    " primary key (link, id)) without rowid",
                     "create table slots (slot text primary key, line integer not null)"
                     " without rowid",
                     # What the write pass inserts, staged by the check pass as it passes
@@ -257,14 +295,88 @@ class ImportIndex:
                                                 f"{column} in ({marks})", chunk)}
         return found
 
-    def defer_ref(self, line: int, field: str, ref: str) -> None:
-        """A reference the db does not hold: it must name a node somewhere in the file."""
-        self.db.execute("insert into refs values (?, ?, ?)", (line, field, ref))
+    def defer_ref(self, line: int, field: str, ref: str, kind: str = "node") -> None:
+        """A reference the db does not hold: it must name a `kind` record in the file."""
+        self.db.execute("insert into refs values (?, ?, ?, ?)", (line, field, ref, kind))
 
-    def first_dangling_ref(self) -> tuple[int, str] | None:
-        """(line, field) of the first deferred reference to a node the file does not hold."""
-        return self.db.one("select line, field from refs where ref not in (select id from"
-                           " seen where kind = 'node') order by line, rowid limit 1")
+    def first_dangling_ref(self) -> tuple[int, str, str] | None:
+        """(line, field, kind) of the first deferred reference to a record the file does
+        not hold."""
+        return self.db.one("select line, field, kind from refs r where not exists (select 1"
+                           " from seen s where s.kind = r.kind and s.id = r.ref)"
+                           " order by line, rowid limit 1")
+
+    # -- what the write locks must find unchanged ---------------------------------------------
+    def hold(self, target: str, kind: str, ids) -> None:
+        """Records of `target`'s db that the file refers to: they must still be there."""
+        self.db.executemany("insert or ignore into held values (?, ?, ?)",
+                            [(target, kind, record_id) for record_id in ids])
+
+    def held(self):
+        """(db name, kind, ids) for what `hold` noted, FETCH ids at a time."""
+        yield from self._grouped("select target, kind, id from held"
+                                 " order by target, kind, id")
+
+    def note_fresh(self, rows: list[tuple[str, str, str]]) -> None:
+        """(kind, db name, id) of records the import adds: they must still be new."""
+        self.db.executemany("insert into fresh values (?, ?, ?)", rows)
+
+    def fresh_ids(self):
+        """(kind, db name, ids) for what `note_fresh` noted, FETCH ids at a time."""
+        yield from self._grouped("select kind, target, id from fresh"
+                                 " order by kind, target, rowid")
+
+    def _grouped(self, sql: str):
+        """(a, b, ids) for rows (a, b, id) in order, FETCH ids at a time. The caller reads
+        other dbs meanwhile, never this one, so one cursor serves."""
+        group, ids = None, []
+        cursor = self.db.execute(sql)
+        while rows := cursor.fetchmany(FETCH):
+            for first, second, record_id in rows:
+                if (first, second) != group or len(ids) == FETCH:
+                    if ids:
+                        yield (*group, ids)
+                    group, ids = (first, second), []
+                ids.append(record_id)
+        if ids:
+            yield (*group, ids)
+
+    def note_single(self, line: int, target: str, node: dict) -> None:
+        """An active value of a single-valued key the import adds: its slot must stay free."""
+        self.db.execute("insert into singles values (?, ?, ?)", (line, target,
+                                                                 marshal.dumps(node)))
+
+    def singles(self):
+        for rows in self._staged("select line, target, data from singles where line > ?"
+                                 " order by line limit ?"):
+            yield from ((target, marshal.loads(data)) for _, target, data in rows)
+
+    # -- chains that must end ------------------------------------------------------------------
+    def link(self, link: str, items: list[tuple[str, str, int]]) -> None:
+        """(id, ref, line) of new records whose `link` names another record."""
+        self.db.executemany("insert or ignore into links values (?, ?, ?, ?)",
+                            [(link, record_id, ref, line) for record_id, ref, line in items])
+
+    def links(self, link: str):
+        """(line, id) of the new records with a `link`, in file order."""
+        for rows in self._staged("select line, id from links where link = ? and line > ?"
+                                 " order by line limit ?", (link,)):
+            yield from rows
+
+    def linked(self, link: str, record_id: str) -> tuple[bool, str | None]:
+        """(whether the record is a new one with a `link`, what it names)."""
+        row = self.db.one("select ref from links where link = ? and id = ?",
+                          (link, record_id))
+        return (row is not None, row[0] if row else None)
+
+    def settled(self, link: str, record_id: str) -> bool:
+        return self.db.one("select 1 from settled where link = ? and id = ?",
+                           (link, record_id)) is not None
+
+    def settle(self, link: str, ids) -> None:
+        """Records whose `link`, followed, was found to end."""
+        self.db.executemany("insert or ignore into settled values (?, ?)",
+                            [(link, record_id) for record_id in ids])
 
     def first_in_slot(self, slot: str, line: int) -> int:
         """The line that first held `slot` (this one when none did)."""
@@ -332,6 +444,12 @@ class ImportIndex:
             else:
                 row[4] = marshal.dumps(codec.event_to_row(event))
         self.db.executemany("insert into events values (?, ?, ?, ?, ?, ?)", rows)
+
+    def stages_as_is(self, copy: dict) -> bool:
+        """Whether `copy` is exactly a node staged already (an event's copy of the node it
+        records, as an export writes it): checked then, on the node's own line."""
+        row = self.db.one("select digest from nodes where id = ?", (copy["id"],))
+        return row is not None and row[0] == _digest(copy)
 
     def _node_digests(self, ids: list[str]) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
