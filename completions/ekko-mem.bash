@@ -48,7 +48,7 @@ _ekko_mem() {
             'summarize') _ekko_mem_words '--session -s --llm-cmd --if-needed --print-prompt --apply --chain --no-extract --workspace -w --json --quiet -q -h --help' ;;
             'extract') _ekko_mem_words '--session -s --llm-cmd --retry --jobs --print-prompt --apply --workspace -w --json --quiet -q -h --help' ;;
             'export') _ekko_mem_words '--scope --session -s --output -o --workspace -w --quiet -q -h --help' ;;
-            'import') _ekko_mem_words '--yes -y --workspace -w --json --quiet -q -h --help' ;;
+            'import') _ekko_mem_words '--yes -y --allow-erased --workspace -w --json --quiet -q -h --help' ;;
             'hooks install') _ekko_mem_words '--workspace -w --json --quiet -q -h --help' ;;
             'hooks uninstall') _ekko_mem_words '--workspace -w --json --quiet -q -h --help' ;;
             'hooks run') _ekko_mem_words '--rev --branch --workspace -w --json --quiet -q -h --help' ;;
@@ -72,9 +72,9 @@ _ekko_mem() {
         'edit') _ekko_mem_ask nodes ;;
         'hooks run') _ekko_mem_words 'post-commit' ;;
         'config') _ekko_mem_words 'get set unset' ;;
-        'config get') _ekko_mem_words 'session.default context.budget context.counter context.recent context.header extractor.command extractor.timeout sensitive.policy retrieval.semantic hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line' ;;
-        'config set') _ekko_mem_words 'session.default context.budget context.counter context.recent context.header extractor.command extractor.timeout sensitive.policy retrieval.semantic hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line' ;;
-        'config unset') _ekko_mem_words 'session.default context.budget context.counter context.recent context.header extractor.command extractor.timeout sensitive.policy retrieval.semantic hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line' ;;
+        'config get') _ekko_mem_words 'session.default context.budget context.counter context.recent context.header context.record_question extractor.command extractor.timeout sensitive.policy retrieval.semantic hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line' ;;
+        'config set') _ekko_mem_words 'session.default context.budget context.counter context.recent context.header context.record_question extractor.command extractor.timeout sensitive.policy retrieval.semantic hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line' ;;
+        'config unset') _ekko_mem_words 'session.default context.budget context.counter context.recent context.header context.record_question extractor.command extractor.timeout sensitive.policy retrieval.semantic hooks.session hooks.trailers schema.rules schema.synonyms schema.singleValued limits.message limits.title limits.content limits.line' ;;
     esac
 }
 

@@ -242,9 +242,10 @@ def do_export(*, scope=None, session=None, output=None, quiet=False, workspace=N
         svc.save_export(output, jsonl_lines(records))
 
 
-def do_import(source, *, yes=False, as_json=False, quiet=False, workspace=None):
+def do_import(source, *, yes=False, allow_erased=False, as_json=False, quiet=False,
+              workspace=None):
     from .service.transfer_files import open_import
     stdin = getattr(sys.stdin, "buffer", None) if source == "-" else None
     with open_import(source, stdin) as lines, service(workspace) as svc:
-        result = svc.import_lines(lines, confirm=yes)
+        result = svc.import_lines(lines, confirm=yes, allow_erased=allow_erased)
     emit(results.ImportReport(result), as_json=as_json, quiet=quiet)

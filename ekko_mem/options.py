@@ -411,7 +411,9 @@ COMMANDS = {c.name: c for c in (
         Example: ekko-mem import backup.jsonl
         """,
         arg=Arg("source", "An export file, or - for stdin.", metavar="FILE", required=True),
-        options=(YES, WORKSPACE, JSON, QUIET)),
+        options=(YES, Opt("--allow-erased", "allow_erased", "flag", False,
+                          help="Bring back records erased here since the export was taken."),
+                 WORKSPACE, JSON, QUIET)),
     Command(
         "hooks install", "actions:do_hooks_install",
         """Install the post-commit hook (chains with an existing hook; fails open).

@@ -120,7 +120,9 @@ class ImportView(Renderer):
             counts = result.data["imported"]
             human.lines([f"imported {counts['message']} messages, {counts['summary']}"
                          f" summaries, {counts['node']} memories, {counts['event']} audit"
-                         f" events; {result.data['skipped']} already present"])
+                         f" events; {result.data['skipped']} already present"
+                         + (f"; skipped {result.data['erased']} erased records"
+                            if result.data.get("erased") else "")])
 
 
 class IndexedView(Renderer):

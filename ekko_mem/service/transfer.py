@@ -99,9 +99,11 @@ class Transfer(UseCase):
         write_atomically(path, lines)
 
     # -- import ------------------------------------------------------------------------------
-    def import_lines(self, lines, *, confirm: bool = False) -> dict:
+    def import_lines(self, lines, *, confirm: bool = False, allow_erased: bool = False) -> dict:
         """Import export lines: a list of them, a one-shot iterator (copied aside first) or
-        what `transfer_files.open_import` opened. Nothing is held but a batch at a time."""
+        what `transfer_files.open_import` opened. Nothing is held but a batch at a time.
+        What a tombstone names (erased here since the export was taken) is skipped and
+        counted, unless `allow_erased`."""
         from ..store.transfer import atomic_together, roomy_cache
         with readable(lines) as source, ExitStack() as stack:
             stores = {"workspace": self.store}
@@ -112,7 +114,8 @@ class Transfer(UseCase):
             # and a refusal or a question never takes them; what they committed before the
             # locks were taken is read again under the locks (_still_holds).
             marks = {name: store.transfer.data_version() for name, store in stores.items()}
-            index = stack.enter_context(self._checked(source, stores, confirm))
+            erased = {"count": 0, "allow": allow_erased}
+            index = stack.enter_context(self._checked(source, stores, confirm, erased))
             # Locks in this order, commits in this order: the workspace db first, the user db
             # last. If the last commit fails after the first succeeded, what is left half done
             # is local to this workspace, and importing again (idempotent by id) completes it;
@@ -127,13 +130,18 @@ class Transfer(UseCase):
                 held.take(stores["user"].db)
                 again = bool(stores["user"].nodes.count_nodes())
             if again or not self._still_holds(index, stores, marks):
-                index = stack.enter_context(self._checked(source, stores, confirm))
+                erased["count"] = 0
+                index = stack.enter_context(self._checked(source, stores, confirm, erased))
             with roomy_cache([s.db for s in stores.values()]):
                 counts = self._import_write(index, stores)
-            return {"imported": counts, "skipped": index.count() - sum(counts.values())}
+            report = {"imported": counts,
+                      "skipped": index.count() - sum(counts.values()) - erased["count"]}
+            if erased["count"]:
+                report["erased"] = erased["count"]
+            return report
 
     @contextmanager
-    def _checked(self, source, stores: dict, confirm: bool):
+    def _checked(self, source, stores: dict, confirm: bool, erased: dict):
         """The first pass: every line read, every record the import would add put to the
         write policy; yields the index of the file that the second pass writes by."""
         from ..store.transfer import ImportIndex
@@ -141,6 +149,8 @@ class Transfer(UseCase):
         try:
             verdict = _Verdict()
             for batch in self._import_batches(source, index):
+                if not erased["allow"]:
+                    batch = _without_erased(batch, stores, erased)
                 if verdict.refusal is None:
                     self._import_policy(batch, stores, index, verdict)
             if not index.count():
@@ -695,6 +705,28 @@ def _copies(event: dict):
     yield "before", payload.get("before"), replaced if event["eventType"] == "supersede" \
         else node_id
     yield "after", after, node_id
+
+
+def _without_erased(batch: list, stores: dict, erased: dict) -> list:
+    """The batch without what a tombstone names (an export taken before a hard erase brings
+    none of it back), and without references to such records in what is kept."""
+    from .erasure import erased_records
+    named = erased_records([(kind, data) for _, kind, data, _ in batch], stores.values())
+    erased["count"] += len(named)
+    kept = [item for item in batch if item[2]["id"] not in named]
+    cited = {ref for _, kind, data, _ in kept if kind == "node"
+             for ref in [*data.get("sourceMessageIds", []), data.get("supersedesId"),
+                         data.get("parentId")] if ref}
+    gone = named | set().union(*(store.erasure.erased(sorted(cited))
+                                 for store in stores.values())) if cited else named
+    for _, kind, data, _ in kept:
+        if kind == "node" and gone:
+            data["sourceMessageIds"] = [m for m in data.get("sourceMessageIds", [])
+                                        if m not in gone and m.rpartition(":")[2] not in gone]
+            for link in ("supersedesId", "parentId"):
+                if data.get(link) in gone:
+                    data.pop(link)
+    return kept
 
 
 def _checked_copy(model, where: str, copy, expected, owner: str, index) -> dict | None:
