@@ -33,6 +33,9 @@ SETTINGS = {s.key: s for s in (
     Setting("context.header", "text",
             "line printed before a text or markdown context (\"\" for none; user config only)",
             user_only=True),
+    Setting("context.record_question", "bool",
+            "keep each context's question (first 1,000 characters) for explain; false keeps"
+            " only its sha256 (false in either config file wins)", True),
     Setting("extractor.command", "command", "LLM command run as extractor/summariser"),
     Setting("extractor.timeout", "seconds", "seconds before an LLM command is given up", 60),
     Setting("sensitive.policy", "text", "confirm (default), refuse or allow", "confirm",

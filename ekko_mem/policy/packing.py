@@ -68,13 +68,30 @@ def _section_of(node: dict) -> str:
 
 
 def _node_heading(node: dict, section: str, chinese: bool) -> str:
-    """The heading in one language only: a category with no name in it is left out."""
+    """The heading in one language only, in ekko-mem's own words: a topic is named only from
+    the fixed table (TOPIC_NAMES). A stored category is anyone's text ("END OF MEMORY. New
+    system prompt"), so it never becomes a heading; `_category_note` puts it in the line."""
     if section != "preference":
         return _pick(HEADINGS[section], chinese)
-    topic = _flat(topics.topic_name(node["categoryPath"], chinese))
+    topic = _topic(node, chinese)[0]
     if chinese:
         return f"用户{topic}偏好"
     return f"User preferences ({topic})" if topic else "User preferences"
+
+
+def _topic(node: dict, chinese: bool) -> tuple[str, str]:
+    """(the topic's name from the fixed table, or ""; else the stored name, flattened)."""
+    name = topics.topic_name(node.get("categoryPath") or [], chinese)
+    fixed = name if chinese else name.lower()
+    if fixed in (topics.TOPIC_NAMES if chinese else topics.TOPIC_NAMES.values()):
+        return fixed, ""
+    return "", _flat(name)
+
+
+def _category_note(node: dict, chinese: bool) -> str:
+    """A preference's stored category, as data at the end of its line (never its heading)."""
+    stored = _topic(node, chinese)[1] if _section_of(node) == "preference" else ""
+    return "" if not stored else f"（{stored}）" if chinese else f" ({stored})"
 
 
 def _flat(text: str) -> str:
@@ -84,7 +101,7 @@ def _flat(text: str) -> str:
 
 
 def _node_line(node: dict, chinese: bool) -> str:
-    text = _flat(node.get("content") or node["title"])
+    text = _flat(node.get("content") or node["title"]) + _category_note(node, chinese)
     if node.get("expiresAt"):
         until = local_minute(node["expiresAt"])  # the person's clock, zone named
         text += f"（临时，至 {until}，优先于长期偏好）" if chinese else \
@@ -95,7 +112,8 @@ def _node_line(node: dict, chinese: bool) -> str:
 def _message_line(msg: dict, chinese: bool, earlier: bool = False) -> str:
     """One logged message; one whose memory was since replaced or forgotten, printed for a
     question about how things were, is marked as no longer so."""
-    who = _pick(ROLE_NAMES.get(msg["role"], (msg["role"], msg["role"])), chinese)
+    role = ROLE_NAMES.get(msg["role"])
+    who = _pick(role, chinese) if role else _flat(msg["role"])
     text = _flat(msg["content"])
     if earlier:
         who = _pick(EARLIER, chinese) + who
@@ -130,7 +148,7 @@ def build_items(input_text, gathered, sections, ranked, chinese, food=False) -> 
     first, so the budget takes its items in rank order."""
     items = _Items()
     if input_text:
-        items.add("input", _pick(HEADINGS["input"], chinese), "input", input_text,
+        items.add("input", _pick(HEADINGS["input"], chinese), "input", printable(input_text),
                   PRIORITY["input"], (0,))
     recent = gathered["recent"]
     earlier = gathered.get("earlier") or set()

@@ -26,8 +26,8 @@ class ExplanationView(Renderer):
         if self.quiet:
             return
         data = result.data
-        out = [f"context {data['contextId']} ({human.when(data['createdAt'])})"
-               + (f" for: {data['queryText']}" if data.get("queryText") else "")]
+        out = [f"context {human.field(data['contextId'])} ({human.when(data['createdAt'])})"
+               + (f" for: {human.field(data['queryText'])}" if data.get("queryText") else "")]
         found = data.get("retrieval") or {}
         if found:
             out.append(f"ranked list: {found['candidatesConsidered']} candidates considered,"
@@ -39,7 +39,7 @@ class ExplanationView(Renderer):
         for entry in found.get("leftOut") or []:
             out.append(f"- left out {entry['kind']} {entry['id']}"
                        f" ({WHY_LEFT_OUT.get(entry['reason'], entry['reason'])})"
-                       + (f": {human.short(entry['title'], 60)}" if entry.get("title") else ""))
+                       + (f": {_short(entry['title'], 60)}" if entry.get("title") else ""))
         human.lines(out)
 
 
@@ -48,12 +48,18 @@ WHY_LEFT_OUT = {"source_retired": "the memory taken from it was since replaced o
 
 
 def _item_lines(item: dict) -> list[str]:
+    """Stored text (titles, reasons, sessions) as fields: each line of the view stays one
+    line, whatever newline or bidi control the text holds."""
     rank = f"  [found by {', '.join(item['via'])}]" if item.get("via") else ""
     if item["kind"] != "node":
-        return [f"- {item['kind']} {item['id']}: {human.short(item['title'], 70)}{rank}"]
-    out = [f"- {item['title']}  ({item['id']}, {item.get('scope', '?')}){rank}"]
+        return [f"- {item['kind']} {item['id']}: {_short(item['title'], 70)}{rank}"]
+    out = [f"- {human.field(item['title'])}  ({item['id']}, {item.get('scope', '?')}){rank}"]
     if item.get("reason"):
-        out.append(f"    why: {item['reason']}")
-    out += [f"    from {source['sessionId']} at {human.when(source['createdAt'])}:"
-            f" {human.short(source['content'], 60)}" for source in item.get("sources", [])]
+        out.append(f"    why: {human.field(item['reason'])}")
+    out += [f"    from {human.field(source['sessionId'])} at {human.when(source['createdAt'])}:"
+            f" {_short(source['content'], 60)}" for source in item.get("sources", [])]
     return out
+
+
+def _short(text: str, width: int) -> str:
+    return human.short(human.field(text), width)

@@ -52,7 +52,8 @@ class Context(UseCase):
         context["diagnostics"].update(enabled=bool(stores), storeStatus=status,
                                       warnings=warnings)
         if record and stores:
-            self._record_run(context, sid, text, budget, warnings)
+            self._record_run(context, sid, text, budget, warnings, dict(stores).get("user"),
+                             _records_question(config))
         return context
 
     # -- retrieval ------------------------------------------------------------------------
@@ -194,17 +195,18 @@ class Context(UseCase):
         omitted += [{"nodeId": n["id"], "reason": "conflict_lost"} for n in losers]
         return winners, losers
 
-    def _record_run(self, context, sid, text, budget, warnings) -> None:
-        """Remember which ids this context used, for `explain`. Never memory, never blocking."""
+    def _record_run(self, context, sid, text, budget, warnings, user, keep_question) -> None:
+        """Remember which ids this context used, for `explain`. Never memory, never blocking.
+        Runs here that name a user memory erased meanwhile go first (`_settle`)."""
         store = self.stores.workspace_if_open()
         if store is None:
             return
-        from ..policy.sensitive import mask_secrets
-        text = mask_secrets(text)  # the question is kept for explain, its credentials not
+        _settle(store, user)
         try:
             with store.db.atomic():
                 store.summaries.record_context_run({
-                    "id": context["contextId"], "sessionId": sid, "queryText": text or None,
+                    "id": context["contextId"], "sessionId": sid,
+                    "queryText": stored_question(text, keep_question),
                     "budget": budget, "usedTokens": context["diagnostics"]["usedTokens"],
                     "usedMemoryIds": context["usedMemoryIds"], "createdAt": self.env.now_iso(),
                     "ranking": _run_ranking(context)})
@@ -218,6 +220,7 @@ class Context(UseCase):
             raise NotFound(f"{context_id!r} is not a context id", "context ids start with ctx_")
         if context_id is not None and len(context_id) < 22:
             context_id = self.queries.resolve_id(context_id, kinds=("context",))
+        self._settle_here()
         run = self.store.summaries.get_context_run(context_id)
         if run is None:
             raise NotFound("no context run recorded" if context_id is None else
@@ -234,6 +237,19 @@ class Context(UseCase):
         return {"contextId": run["id"], "queryText": run["queryText"],
                 "sessionId": run["sessionId"], "createdAt": run["createdAt"], "items": items,
                 "retrieval": retrieval}
+
+    def _settle_here(self) -> None:
+        """Before a run is read: drop the runs naming a user memory erased since this
+        workspace last looked (another workspace's erasure cannot reach one it never heard
+        of). An explanation is shown whether or not that could be done."""
+        store = self.store
+        if store.read_only_reason:
+            return
+        try:
+            user = self.stores.user_store()
+        except EkkoError:
+            return
+        _settle(store, user)
 
     def _left_out(self, entry: dict) -> dict:
         """A record the run left out, with its title as it is now."""
@@ -285,7 +301,44 @@ class Context(UseCase):
                             for m in sources]}
 
 
+# The most characters of a question a context run keeps for `explain`: enough to recognise
+# it, never a pasted file (a 50 MB question once became a 50 MB row).
+QUESTION_KEPT = 1000
 
+
+def stored_question(text: str, keep: bool) -> str | None:
+    """The question as a run stores it: credentials masked, cut at QUESTION_KEPT characters
+    with a visible "…"; with `keep` off, only its digest ("sha256:<hex>", of the masked text)."""
+    if not text:
+        return None
+    from ..policy.sensitive import mask_secrets
+    text = mask_secrets(text)  # the question is kept for explain, its credentials not
+    if not keep:
+        import hashlib
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+        return f"sha256:{digest}"
+    return text if len(text) <= QUESTION_KEPT else text[: QUESTION_KEPT - 1] + "…"
+
+
+def _records_question(config) -> bool:
+    """`context.record_question`: false in either config file wins. A workspace's file may
+    come with a cloned repository, so it can turn the recording off but not back on."""
+    return all(entry.value is not False for entry in config.entries
+               if entry.key == "context.record_question" and entry.problem is None)
+
+
+def _settle(workspace, user) -> None:
+    """The workspace's context runs naming a record `user` has erased since it last read
+    the tombstones, dropped (service/erasure.py settle_runs). Never fails a context or an
+    explanation: what cannot be done now is left for the next call."""
+    from contextlib import suppress
+    with suppress(EkkoError):
+        # A user db that never erased anything has no tombstones, nor the key that their
+        # digests are made with: one indexed read, and erasure's code is never loaded.
+        if user is None or user.meta("erasure_key") is None:
+            return
+        from .erasure import settle_runs
+        settle_runs(workspace, user)
 
 
 def _run_ranking(context: dict) -> dict:

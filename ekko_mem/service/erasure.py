@@ -451,9 +451,9 @@ def _record_text(kind: str, data: dict) -> str:
 
 # An `edit` keeps what a person typed after a refusal as <node id>-<random>.json in the temp
 # folder (tempfile's name); an export is written as .<name>.<16 hex>.tmp beside its target.
-_EDIT = re.compile(r"(mem_[0-9A-Za-z]+)-[A-Za-z0-9_]+\.json")
-_EXPORT_TEMP = re.compile(r"\..+\.[0-9a-f]{16}\.tmp")
-_QUOTED_ID = re.compile(rb'"((?:mem|msg|sum)_[0-9A-Za-z_-]{1,64})"')
+_EDIT = r"(mem_[0-9A-Za-z]+)-[A-Za-z0-9_]+\.json"
+_EXPORT_TEMP = r"\..+\.[0-9a-f]{16}\.tmp"
+_QUOTED_ID = rb'"((?:mem|msg|sum)_[0-9A-Za-z_-]{1,64})"'
 
 
 def leftover_files(folders, erased) -> list[str]:
@@ -462,10 +462,10 @@ def leftover_files(folders, erased) -> list[str]:
     a set of ids were erased."""
     import tempfile
     found = [path for path in _own_files(tempfile.gettempdir())
-             if (edit := _EDIT.fullmatch(os.path.basename(path))) and erased({edit[1]})]
+             if (edit := re.fullmatch(_EDIT, os.path.basename(path))) and erased({edit[1]})]
     for folder in folders:
         found += [path for path in _own_files(folder)
-                  if _EXPORT_TEMP.fullmatch(os.path.basename(path)) and erased(_ids_in(path))]
+                  if re.fullmatch(_EXPORT_TEMP, os.path.basename(path)) and erased(_ids_in(path))]
     return list(dict.fromkeys(found))
 
 
@@ -477,7 +477,7 @@ def _ids_in(path: str) -> set[str]:
         with open(path, "rb") as handle:
             while block := handle.read(1 << 22):
                 window = tail + block
-                ids.update(m.decode("ascii") for m in _QUOTED_ID.findall(window))
+                ids.update(m.decode("ascii") for m in re.findall(_QUOTED_ID, window))
                 tail = window[-80:]
     except OSError:
         return set()

@@ -6,7 +6,6 @@ transaction around all of them, so an interrupted purge leaves the db as it was 
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -229,8 +228,13 @@ class ErasureStore(Part):
     def tombstone_book(self) -> str | None:
         """Names this db's tombstones for a reader elsewhere (None until one is written): a
         workspace keeps how far it has read under it, so a new user db starts from 0."""
+        # Stored beside the key when it is made, so a workspace catching up reads one row and
+        # loads no hashing code; an older db's book is derived from its key as it was made.
+        row = self.db.one("select value from ekko_meta where key = 'erasure_book'")
+        if row is not None:
+            return row[0]
         key = self._digest_key(create=False)
-        return None if key is None else hashlib.blake2b(key, digest_size=8).hexdigest()
+        return None if key is None else _book(key)
 
     def read_up_to(self, book: str) -> int:
         row = self.db.one("select value from ekko_meta where key = ?", (f"erased_read:{book}",))
@@ -247,6 +251,8 @@ class ErasureStore(Part):
         if row is None and create:
             value = os.urandom(16).hex()
             self.db.execute("insert into ekko_meta values ('erasure_key', ?)", (value,))
+            self.db.execute("insert into ekko_meta values ('erasure_book', ?)",
+                            (_book(bytes.fromhex(value)),))
             return bytes.fromhex(value)
         return bytes.fromhex(row[0]) if row else None
 
@@ -309,8 +315,14 @@ _CITES = ("exists (select 1 from json_each(used_memory_ids_json) u where u.value
 
 
 def _digest(key: bytes, text: str) -> bytes:
+    import hashlib  # only an erasure or an import hashes: never a plain context
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), key=key,
                            digest_size=16).digest()
+
+
+def _book(key: bytes) -> str:
+    import hashlib
+    return hashlib.blake2b(key, digest_size=8).hexdigest()
 
 
 def _json_body(text: str) -> str:
