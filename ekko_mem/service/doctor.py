@@ -1,5 +1,8 @@
 """`doctor`: is every memory db healthy? Files, modes, integrity, schema, FTS in step,
-expired-but-active nodes, broken chains and orphaned references; a repair fixes what it can.
+expired-but-active nodes, loops, broken chains and orphaned references, and what an erasure
+took that a context run or a file still names (doctor_checks.py has the checks around the db);
+a repair fixes what it can. A db that cannot be written here is opened for reading, and every
+check that only reads still runs.
 
 Each check runs on its own: whatever goes wrong inside one (a damaged page, a missing table,
 an unreadable file) becomes a FAIL line for that check and the others still run. A damaged db
@@ -10,18 +13,15 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import stat
 from contextlib import suppress
 
 from ..errors import EkkoError, Step, UsageError
+from .doctor_checks import RESTORE, Db, ErasedChecks, FileChecks, check, repairable, said
 from .stores import UseCase
 
-RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 'ekko-mem"
-           " import' a recent 'ekko-mem export' file")
-READ_ONLY = "the db is damaged and doctor only reads a damaged db"
 # The checks whose faults --repair can fix.
 REPAIRABLE = {"permissions", "full-text index", "expiry", "schema", "wal file", "shm file",
-              "source workspaces", "cycles"}
+              "journal file", "source workspaces", "cycles", "context runs", "erased leftovers"}
 DAMAGE_WORDS = ("database disk image is malformed", "file is not a database", "corrupt")
 
 
@@ -35,11 +35,6 @@ def _on_disk(path) -> int:
     return total
 
 
-def _check(db, name, ok, detail="", fixed=False) -> dict:
-    text = " ".join(str(detail).split())  # one line, whatever SQLite or the OS said
-    return {"db": db, "check": name, "ok": ok, "detail": text[:600], "fixed": fixed}
-
-
 def _describe(exc: BaseException, path, spell=str) -> str:
     cause = exc if isinstance(exc, sqlite3.Error) else exc.__cause__
     if isinstance(cause, sqlite3.Error) and "malformed" in str(cause) and not _damage(cause):
@@ -50,16 +45,11 @@ def _describe(exc: BaseException, path, spell=str) -> str:
         from ..store.connection import translate
         exc = translate(exc, os.fspath(path))
     if isinstance(exc, EkkoError):
-        return _said(exc, spell)
+        return said(exc, spell)
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}{exc.strerror or exc}; check the file and its folder"
     return f"{type(exc).__name__}: {exc}; rerun with EKKO_DEBUG=1 and report it"
-
-
-def _said(exc: EkkoError, spell) -> str:
-    """An error as a report line: its message and hint, its next step in `spell`'s words."""
-    return exc.line(spell).removeprefix("ekko-mem: ")
 
 
 def _damage(exc: BaseException) -> str:
@@ -68,69 +58,36 @@ def _damage(exc: BaseException) -> str:
     return next((words for words in DAMAGE_WORDS if words in text), "")
 
 
-class _Db:
-    """One memory db as doctor goes through it, and what it has learnt so far.
-
-    A plain class: this module is imported with every service (dataclasses and pathlib
-    would cost every `ekko-mem log` a few ms); pathlib is imported when doctor runs.
-    """
-
-    def __init__(self, name: str, path: os.PathLike, repair: bool) -> None:
-        self.name, self.path, self.repair = name, path, repair
-        self.store = None
-        self.damaged = ""          # what SQLite said is broken; repairs must not write to it
-        self.unusable = False      # memory.db is not a file: nothing to open
-        self.read_only = False     # a -wal or -shm is wrong: look without touching anything
-        self.newer = False         # a newer ekko-mem's schema: not ours to judge
-        self.workspace = None      # the workspace store, for the user db's source check
-
-    def blocked(self) -> str:
-        """Why repairs must not write to this db ('' when they may)."""
-        if self.damaged:
-            return READ_ONLY
-        if self.read_only:
-            return "it was only read, because of the -wal/-shm problem above"
-        return getattr(self.store, "read_only_reason", None) or ""
-
-    def todo(self, problem: str, what: str, why: str = "doctor does not change this") -> str:
-        """A problem doctor cannot fix, and what the person can do instead."""
-        return f"{problem}; cannot repair: {why}; {what}" if self.repair else f"{problem}; {what}"
-
-    def restore(self, problem: str) -> str:
-        return self.todo(problem, f"{RESTORE}; 'sqlite3 {self.path} .recover' salvages what is"
-                         " still readable", READ_ONLY)
-
-    def close(self) -> None:
-        with suppress(Exception):
-            if self.store is not None:
-                self.store.close()
-
-
 class Doctor(UseCase):
-    needs = ("nodes", "audit_log")
+    needs = ("nodes", "audit_log", "erasure")
 
     def doctor(self, *, repair: bool = False, scan: str | None = None,
                compact: bool = False) -> dict:
         """Check (and with repair, fix) each db; with `scan`, also prove that text is gone;
         with `compact`, store old audit copies compactly and shrink the file."""
         checks: list[dict] = []
-        dbs: list[_Db] = []
+        dbs: list[Db] = []
         if scan is not None and not scan.strip():
             raise UsageError("a scan needs the text to look for", "give the text to scan for")
+        files = FileChecks(self.env, self.stores.spell)
+        erased = ErasedChecks(self.stores.spell, self.erasure)
         try:
             dbs = self._targets(checks, repair)
             for db in dbs:
                 db.workspace = _usable_workspace(dbs[0])
-                checks += self._check_target(db)
+                checks += self._check_target(db, files, erased)
                 if compact and db.store is not None:
                     checks += self._guard(db, "audit copies", self._compact)
                 if scan is not None and db.store is not None:
-                    checks += self._guard(db, "scan", lambda d: self._check_scan(d, scan))
+                    checks += self._guard(db, "scan", lambda d: erased.scan(d, scan))
+            checks += self._check_erased(dbs, erased)
+            if not any(db.name == "user" for db in dbs):
+                checks += files.user_config()
         except UsageError:
             raise
         except Exception as exc:  # the last guard: doctor reports, it does not crash
-            checks.append(_check("doctor", "run", False,
-                                 _describe(exc, "memory.db", self.stores.spell)))
+            checks.append(check("doctor", "run", False,
+                                _describe(exc, "memory.db", self.stores.spell)))
         finally:
             for db in dbs:
                 db.close()
@@ -138,25 +95,25 @@ class Doctor(UseCase):
         return {"ok": not problems, "checks": checks, "repaired": repair,
                 "repairable": not repair and any(c["check"] in REPAIRABLE for c in problems)}
 
-    def _targets(self, checks, repair) -> list[_Db]:
+    def _targets(self, checks, repair) -> list[Db]:
         from pathlib import Path
         out = []
         try:
-            out.append(_Db("workspace", Path(self.stores.db_path), repair))
+            out.append(Db("workspace", Path(self.stores.db_path), repair))
         except EkkoError as exc:
-            checks.append(_check("workspace", "found", False,
-                                 _describe(exc, "", self.stores.spell)))
+            checks.append(check("workspace", "found", False,
+                                _describe(exc, "", self.stores.spell)))
         user = Path(self.env.user_db())
         if os.path.lexists(user):
-            out.append(_Db("user", user, repair))
+            out.append(Db("user", user, repair))
         return out
 
-    def _check_target(self, db: _Db) -> list[dict]:
-        out = self._guard(db, "owner", self._check_owner)
+    def _check_target(self, db: Db, files: FileChecks, erased: ErasedChecks) -> list[dict]:
+        out = self._guard(db, "owner", files.owner)
         if db.unusable:
             return out
-        out += self._guard(db, "files", self._check_files)
-        out += self._guard(db, "permissions", self._check_modes)
+        out += self._guard(db, "files", files.files)
+        out += self._guard(db, "permissions", files.modes)
         if db.unusable:
             return out
         out += self._guard(db, "open", self._open)
@@ -167,7 +124,7 @@ class Doctor(UseCase):
                            ("expiry", self._check_expired),
                            ("cycles", self._check_cycles),
                            ("supersede chains", self._check_chains),
-                           ("pending purges", self._check_pending),
+                           ("pending purges", erased.pending),
                            ("summary ranges", self._check_summaries),
                            ("source messages", self._check_sources)]:
             out += self._guard(db, name, step)
@@ -175,16 +132,25 @@ class Doctor(UseCase):
                 break
         return out
 
-    def _guard(self, db: _Db, name: str, step) -> list[dict]:
+    def _check_erased(self, dbs: list[Db], erased: ErasedChecks) -> list[dict]:
+        """After every db is open: a workspace's context runs may name what the user db erased."""
+        sound = [db for db in dbs if db.sound()]
+        out = []
+        for db in sound:
+            out += self._guard(db, "context runs", lambda d: erased.runs(d, sound))
+            out += self._guard(db, "erased leftovers", erased.leftovers)
+        return out
+
+    def _guard(self, db: Db, name: str, step) -> list[dict]:
         try:
             got = step(db)
         except UsageError:
             raise
         except Exception as exc:  # one failed check must not stop the others
-            return [_check(db.name, name, False, self._failure(db, exc))]
+            return [check(db.name, name, False, self._failure(db, exc))]
         return got if isinstance(got, list) else [got]
 
-    def _failure(self, db: _Db, exc: BaseException) -> str:
+    def _failure(self, db: Db, exc: BaseException) -> str:
         words = _damage(exc)
         if not words:
             text = _describe(exc, db.path, self.stores.spell)
@@ -194,188 +160,100 @@ class Doctor(UseCase):
         db.damaged = words
         return db.restore(f"{db.path} is damaged ({words})")
 
-    # -- files -------------------------------------------------------------------------------
-    def _check_owner(self, db: _Db) -> dict:
-        """A db or config another user owns (or a link) is neither opened nor repaired; loose
-        modes on the person's own files are the permissions check's to report and fix."""
-        from ..trust import check_all, db_files
-        folder = db.path.parent
-        try:
-            check_all([*db_files(os.fspath(db.path)), os.fspath(folder / "config.toml")],
-                      self.env.environ, modes=False)
-        except EkkoError as exc:
-            db.unusable = True
-            return _check(db.name, "owner", False, _said(exc, self.stores.spell))
-        return _check(db.name, "owner", True, "yours, not a symbolic link")
-
-    def _check_pending(self, db: _Db) -> dict:
-        """Purges a hard delete could not finish (another workspace, a lock, a kill)."""
-        from .erasure import SWEEP
-        pending = db.store.erasure.pending_purges()
-        if not pending:
-            return _check(db.name, "pending purges", True, "no erasure is waiting to finish")
-        nodes = [n for n in pending if n != SWEEP]
-        spell = self.stores.spell
-        what = (spell(Step("hard", "purgeSources", "confirm", command="forget",
-                           target=nodes[0])) + " in the workspace that logged its sources"
-                if nodes else spell(Step("message=ID", "hard", "confirm", command="forget"))
-                + " again for a purged message")
-        count = sum(len(ids) for ids in pending.values())
-        return _check(db.name, "pending purges", False,
-                      f"{count} purged or source messages still wait for an erasure to finish;"
-                      f" {what}")
-
-    def _check_scan(self, db: _Db, text: str) -> dict:
-        from ..store.scan import scan_files
-        found = scan_files(os.fspath(db.path), [text])
-        indexed = db.store.erasure.index_leftovers([text])
-        live = db.store.erasure.live_copies([text])
-        if not found and not indexed:
-            return _check(db.name, "scan", True, f"the text is not in {db.path.name}, its -wal"
-                          " and -shm files, or the full-text index")
-        where = ", ".join(os.path.basename(p) for p in found) or "the full-text index"
-        spell = self.stores.spell
-        held = (f"; {live} live records hold it: find them with 'ekko-mem query', then"
-                f" {spell(Step('hard', command='forget', target='ID'))} for each" if live else
-                f"; no live record holds it: {spell(Step('repair', command='doctor'))}"
-                " (rebuilds the index), then scan again")
-        return _check(db.name, "scan", False, f"the text is still in {where}{held}")
-
-    def _check_files(self, db: _Db) -> list[dict]:
-        out = []
-        if not os.path.lexists(db.path):
-            return out  # opening it says so, with the command that makes it
-        if not db.path.is_file():
-            db.unusable = True
-            out.append(_check(db.name, "db file", False, db.todo(
-                f"{db.path} is {_kind(db.path)}, not a db file", RESTORE)))
-        for suffix, what in (("-wal", "write-ahead log"), ("-shm", "shared-memory index")):
-            side = db.path.with_name(db.path.name + suffix)
-            problem = _side_problem(side, what)
-            if problem:
-                out.append(self._fix_side_file(db, side, suffix[1:] + " file", problem))
-        return out or [_check(db.name, "files", True, "db, -wal and -shm are sound files")]
-
-    def _fix_side_file(self, db: _Db, side: os.PathLike, name: str, problem: str) -> dict:
-        """SQLite makes a new -wal or -shm when there is none, so the wrong one is moved
-        aside, never deleted: a -wal may hold the only copy of recent writes."""
-        if db.unusable:
-            return _check(db.name, name, False, db.todo(
-                problem, "move it aside by hand", "the db itself is not usable"))
-        db.read_only = True  # until it is out of the way, look without touching anything
-        if not db.repair:
-            return _check(db.name, name, False, f"{problem}; the db was checked read-only;"
-                          f" {self.stores.spell(Step('repair', command='doctor'))} to move it"
-                          " aside")
-        target = _aside(side)
-        os.rename(side, target)
-        db.read_only = False
-        after = ("writes it held, if any, are not in the db" if name == "wal file"
-                 else "SQLite makes a new one")
-        return _check(db.name, name, False,
-                      f"{problem} (moved aside to {target.name}; {after})", True)
-
-    def _check_modes(self, db: _Db) -> list[dict]:
-        out = []
-        folder = db.path.parent
-        for target, wanted in [(folder, 0o700)] + [
-                (db.path.with_name(db.path.name + s), 0o600) for s in ("", "-wal", "-shm")]:
-            if not target.exists() or (target != folder and not target.is_file()):
-                continue  # a missing file is fine; a wrong kind is the files check's
-            mode = stat.S_IMODE(target.stat().st_mode)
-            if mode & ~wanted:
-                if db.repair:
-                    os.chmod(target, wanted)
-                out.append(_check(db.name, "permissions", False,
-                                  f"{target} is {oct(mode)}, should be {oct(wanted)}",
-                                  db.repair))
-        return out or [_check(db.name, "permissions", True, f"{folder} 0700, files 0600")]
-
     # -- the db ------------------------------------------------------------------------------
-    def _open(self, db: _Db) -> list[dict]:
+    def _open(self, db: Db) -> list[dict]:
+        """For writing when it can be (a repair may need to); where it cannot (read-only
+        media, folder or file), for reading, and every check that only reads still runs."""
         from ..store import open_for_reading, open_store
+        from ..store.connection import NotWritable
         if db.read_only:  # immutable: neither the db nor its side files are touched
             db.store = open_for_reading(os.fspath(db.path))
-        else:
+            return []
+        try:
             db.store = open_store(db.path, migrate=False, allow_newer=True)
-        return []
+            return []
+        except NotWritable as exc:
+            refused = exc
+        try:
+            db.store = open_for_reading(os.fspath(db.path))
+        except EkkoError:
+            raise refused from None
+        db.not_writable = refused.message
+        skipped = ("; its -wal holds writes a read here cannot see, so the checks saw the db"
+                   " without them" if _wal_unread(db.store, db.path) else "")
+        return [check(db.name, "open", True, f"warning: {refused.message}, so it was opened"
+                      f" only for reading and only read{skipped}; repairs need a writable db"
+                      " (check the file and folder permissions, or copy the folder where it"
+                      " can be written)")]
 
-    def _compact(self, db: _Db) -> dict:
+    def _compact(self, db: Db) -> dict:
         """Old audit copies stored again by reference and difference (store/compaction.py),
         then the file rebuilt without the pages that freed. Only on a sound db at this
         ekko-mem's schema: an older ekko-mem would read the references as data."""
         from ..store import latest_version
         why = db.blocked() or ("its schema is newer than this ekko-mem" if db.newer else "")
         if why:
-            return _check(db.name, "audit copies", False, f"not compacted: {why}; deal with"
-                          " the first FAIL line for this db, then rerun doctor")
+            then = ("rerun it where the db can be written" if db.not_writable else
+                    "deal with the first FAIL line for this db, then rerun doctor")
+            return check(db.name, "audit copies", False, f"not compacted: {why}; {then}")
         if db.store.schema_version() != latest_version():
-            return _check(db.name, "audit copies", False, "not compacted: the db is not"
-                          " migrated to this ekko-mem's schema yet;"
-                          f" {self.stores.spell(Step('repair', command='doctor'))} first")
+            return check(db.name, "audit copies", False, "not compacted: the db is not"
+                         " migrated to this ekko-mem's schema yet;"
+                         f" {self.stores.spell(Step('repair', command='doctor'))} first")
         size = _on_disk(db.path)
         done = db.store.compaction.compact()
         db.store.compaction.vacuum()
         db.store.erasure.checkpoint_truncate()
-        return _check(db.name, "audit copies", True,
-                      f"{done['rewritten']:,} of {done['events']:,} events stored anew"
-                      f" ({done['bytesBefore']:,} -> {done['bytesAfter']:,} bytes of copies);"
-                      f" {size:,} -> {_on_disk(db.path):,} bytes on disk")
+        return check(db.name, "audit copies", True,
+                     f"{done['rewritten']:,} of {done['events']:,} events stored anew"
+                     f" ({done['bytesBefore']:,} -> {done['bytesAfter']:,} bytes of copies);"
+                     f" {size:,} -> {_on_disk(db.path):,} bytes on disk")
 
-    def _check_integrity(self, db: _Db) -> dict:
+    def _check_integrity(self, db: Db) -> dict:
         problems = db.store.health.integrity_problems()
         if not problems:
-            return _check(db.name, "integrity", True, "ok")
+            return check(db.name, "integrity", True, "ok")
         db.damaged = "; ".join(problems[:3])
-        return _check(db.name, "integrity", False,
-                      db.restore(f"{db.path} is damaged: {db.damaged}"))
+        return check(db.name, "integrity", False,
+                     db.restore(f"{db.path} is damaged: {db.damaged}"))
 
-    def _repairable(self, db: _Db, name: str, problem: str, fix) -> dict:
-        """A problem that a repair fixes by calling `fix()`, unless the db must not be written;
-        `fix` returns the few words saying what it did."""
-        why = db.blocked()
-        if db.damaged or (db.repair and why):
-            return _check(db.name, name, False, db.todo(
-                problem, "deal with the first FAIL line for this db, then rerun doctor", why))
-        if not db.repair:
-            return _check(db.name, name, False,
-                          f"{problem}; {self.stores.spell(Step('repair', command='doctor'))}")
-        return _check(db.name, name, False, f"{problem} ({fix()})", True)
+    def _repairable(self, db: Db, name: str, problem: str, fix) -> dict:
+        return repairable(db, name, problem, fix, self.stores.spell)
 
-    def _check_schema(self, db: _Db) -> dict:
+    def _check_schema(self, db: Db) -> dict:
         from ..store import apply_migrations, latest_version
         version, latest = db.store.schema_version(), latest_version()
         if version > latest:
             db.newer = True
-            return _check(db.name, "schema", False, db.todo(
+            return check(db.name, "schema", False, db.todo(
                 f"version {version} is newer than this ekko-mem ({latest})",
                 "upgrade ekko-mem (pip install -U ekko-mem); the db was not changed",
                 "an older ekko-mem cannot undo a newer schema"))
         if version == latest:
-            return _check(db.name, "schema", True, f"version {version}")
+            return check(db.name, "schema", True, f"version {version}")
         return self._repairable(db, "schema", f"version {version}, {latest} available",
                                 lambda: f"migrated: {', '.join(apply_migrations(db.store))}")
 
-    def _check_tables(self, db: _Db) -> list[dict]:
+    def _check_tables(self, db: Db) -> list[dict]:
         from ..store import latest_version
         if db.store.schema_version() != latest_version():
             return []  # still to be migrated: the schema line says so
         missing = db.store.health.missing_schema_objects()
         if not missing:
-            return [_check(db.name, "tables", True, "every table, index and trigger is there")]
-        return [_check(db.name, "tables", False, db.todo(
+            return [check(db.name, "tables", True, "every table, index and trigger is there")]
+        return [check(db.name, "tables", False, db.todo(
             f"{db.path} lacks {', '.join(missing[:5])}", RESTORE,
             "doctor does not recreate what was removed from a db"))]
 
-    def _check_fts(self, db: _Db) -> dict:
+    def _check_fts(self, db: Db) -> dict:
         store = db.store
         wrong = {t: c for t, c in store.health.fts_out_of_step().items()
                  if c["missing"] or c["extra"]}
         # The FTS5 self-check is a write; a db opened read-only only gets the row counts.
         verified = not store.read_only_reason
         if not wrong and (not verified or store.health.fts_index_ok()):
-            return _check(db.name, "full-text index", True, "in step with nodes and messages"
-                          + ("" if verified else " (self-check skipped: read-only)"))
+            return check(db.name, "full-text index", True, "in step with nodes and messages"
+                         + ("" if verified else " (self-check skipped: read-only)"))
         detail = "; ".join(f"{t}: {c['missing']} missing, {c['extra']} left over"
                            for t, c in wrong.items()) or "index damaged"
         return self._repairable(db, "full-text index", detail, lambda: self._rebuild(store))
@@ -386,11 +264,11 @@ class Doctor(UseCase):
             store.nodes.rebuild_fts()
         return "rebuilt"
 
-    def _check_expired(self, db: _Db) -> dict:
+    def _check_expired(self, db: Db) -> dict:
         now = self.env.now_iso()
         due = db.store.nodes.due_for_expiry(now)
         if not due:
-            return _check(db.name, "expiry", True, "no active node is past its expiresAt")
+            return check(db.name, "expiry", True, "no active node is past its expiresAt")
         return self._repairable(db, "expiry", f"{len(due)} active nodes past expiresAt",
                                 lambda: self._expire(db.store, now))
 
@@ -399,13 +277,13 @@ class Doctor(UseCase):
             return f"marked {len(self.nodes.sweep_expired(store, now))} expired"
 
     # -- links that loop, which every walk along them would follow for ever -------------------
-    def _check_cycles(self, db: _Db) -> dict:
+    def _check_cycles(self, db: Db) -> dict:
         from ..store.health import LINKS, LinkCycles
         links = LinkCycles(db.store.db)
         found = {kind: loops for kind in LINKS if (loops := links.cycles(kind))}
         if not found:
-            return _check(db.name, "cycles", True,
-                          "no version, summary or message links back to itself")
+            return check(db.name, "cycles", True,
+                         "no version, summary or message links back to itself")
         named = [f"{kind} cycle: {_loop_text(loop)}" for kind, loops in found.items()
                  for loop in loops]
         problem = "; ".join(named[:5]) + (f" (and {len(named) - 5} more)" if named[5:] else "")
@@ -439,26 +317,26 @@ class Doctor(UseCase):
                 " has each")
 
     # -- references, reported for a person to judge --------------------------------------------
-    def _check_chains(self, db: _Db) -> dict:
+    def _check_chains(self, db: Db) -> dict:
         bad = {k: v for k, v in db.store.health.broken_chains().items() if v}
         if not bad:
-            return _check(db.name, "supersede chains", True)
+            return check(db.name, "supersede chains", True)
         found = "; ".join(f"{k.replace('_', ' ')}: {', '.join(v[:5])}" for k, v in bad.items())
-        return _check(db.name, "supersede chains", False, db.todo(
+        return check(db.name, "supersede chains", False, db.todo(
             found, "look at each with 'ekko-mem show ID' and settle it with 'ekko-mem edit'"
                    " or 'ekko-mem forget'"))
 
-    def _check_summaries(self, db: _Db) -> list[dict]:
+    def _check_summaries(self, db: Db) -> list[dict]:
         if db.name != "workspace":
             return []
         stale = db.store.health.summaries_missing_messages()
         if not stale:
-            return [_check(db.name, "summary ranges", True)]
-        return [_check(db.name, "summary ranges", False, db.todo(
+            return [check(db.name, "summary ranges", True)]
+        return [check(db.name, "summary ranges", False, db.todo(
             f"{len(stale)} summaries cite removed messages: {', '.join(stale[:5])}",
             "the summaries stay as written; see them with 'ekko-mem show ID'"))]
 
-    def _check_sources(self, db: _Db) -> list[dict]:
+    def _check_sources(self, db: Db) -> list[dict]:
         """Every cited message is in its log or was purged on request. A user memory's
         reference into another workspace is external: that log is checked from there."""
         from ..store.refs import split_ref
@@ -487,16 +365,16 @@ class Doctor(UseCase):
         return [*self._sources_lines(db, missing), *self._unnamed_lines(db, unnamed),
                 *_external_lines(db.name, external)]
 
-    def _sources_lines(self, db: _Db, missing: set) -> list[dict]:
+    def _sources_lines(self, db: Db, missing: set) -> list[dict]:
         if not missing:
-            return [_check(db.name, "source messages", True,
-                           "every cited message is in the log or was purged on request")]
-        return [_check(db.name, "source messages", False, db.todo(
+            return [check(db.name, "source messages", True,
+                          "every cited message is in the log or was purged on request")]
+        return [check(db.name, "source messages", False, db.todo(
             f"{len(missing)} nodes cite messages that are gone: {', '.join(sorted(missing)[:5])}",
             "the nodes stay as they are; see them with 'ekko-mem show ID'"))]
 
     # -- user memory written before its references named their workspace ---------------------
-    def _place_unnamed(self, db: _Db, unnamed: dict, here: str | None) -> None:
+    def _place_unnamed(self, db: Db, unnamed: dict, here: str | None) -> None:
         """Look up, in the other workspaces user memory was written from (only read), the
         plain ids not in this log; each found one is given its workspace's id."""
         wanted = {ref for refs in unnamed.values() for ref, where in refs.items()
@@ -520,7 +398,7 @@ class Doctor(UseCase):
                 refs.update({ref: workspace_id for ref in refs if ref in found})
             wanted -= found
 
-    def _unnamed_lines(self, db: _Db, unnamed: dict) -> list[dict]:
+    def _unnamed_lines(self, db: Db, unnamed: dict) -> list[dict]:
         placed = {n: {r: w for r, w in refs.items() if w} for n, refs in unnamed.items()}
         placed = {n: refs for n, refs in placed.items() if refs}
         if not placed:
@@ -559,9 +437,9 @@ def _external_lines(name: str, external: dict) -> list[dict]:
         return []
     nodes = set().union(*external.values())
     places = ", ".join(f"{w} ({len(n)})" for w, n in sorted(external.items()))
-    return [_check(name, "external sources", True,
-                   f"{len(nodes)} nodes cite messages logged in other workspaces: {places};"
-                   " each is checked from its own workspace")]
+    return [check(name, "external sources", True,
+                  f"{len(nodes)} nodes cite messages logged in other workspaces: {places};"
+                  " each is checked from its own workspace")]
 
 
 _LINK_WORDS = {"supersede": "supersedes", "summary parent": "continues",
@@ -588,31 +466,17 @@ def _loop_text(loop: list[str]) -> str:
     return " -> ".join([*shown, loop[0]])
 
 
-def _usable_workspace(first: _Db):
+def _wal_unread(store, path) -> bool:
+    """Opened immutable (no -shm could be made), which skips a -wal that holds writes."""
+    try:
+        return (store.db.one("PRAGMA journal_mode")[0] != "wal"
+                and os.path.getsize(f"{os.fspath(path)}-wal") > 0)
+    except (OSError, EkkoError):
+        return False
+
+
+def _usable_workspace(first: Db):
     """The workspace store, when it opened and is sound enough to look messages up in."""
     if first.name == "workspace" and not first.damaged and not first.newer:
         return first.store
     return None
-
-
-def _kind(path: os.PathLike) -> str:
-    return "a directory" if path.is_dir() else "not a regular file"
-
-
-def _side_problem(side: os.PathLike, what: str) -> str:
-    """Why `side` (memory.db-wal or -shm) is not what SQLite expects there, or ''."""
-    from ..store.maintenance import wal_header_ok
-    if not os.path.lexists(side):
-        return ""
-    if not side.is_file():
-        return f"{side} is {_kind(side)}, not SQLite's {what}"
-    if side.name.endswith("-wal") and not wal_header_ok(side):
-        return f"{side} is not a {what} (bad header); SQLite would discard it"
-    return ""
-
-
-def _aside(path: os.PathLike) -> os.PathLike:
-    target, n = path.with_name(path.name + ".bad"), 1
-    while os.path.lexists(target):
-        target, n = path.with_name(f"{path.name}.bad{n}"), n + 1
-    return target

@@ -132,6 +132,19 @@ class HealthChecks(Part):
             " memory_messages m where m.id = s.to_message_id)")
         return [r[0] for r in rows]
 
+    def named_by_runs(self, ids: list[str]) -> set[str]:
+        """The ids among `ids` a context run names where erasure looks for them: in the ids it
+        used, and in its ranking as an item's key or the id of one it left out."""
+        if not ids:
+            return set()
+        wanted = json.dumps(list(ids))
+        return {r[0] for r in self._rows(
+            "select u.value from memory_context_runs r, json_each(r.used_memory_ids_json) u"
+            " where u.value in (select value from json_each(?1)) union"
+            " select iif(t.key = 'id', t.value, t.key) from memory_context_runs r,"
+            " json_tree(coalesce(r.ranking_json, '{}')) t where iif(t.key = 'id', t.value,"
+            " t.key) in (select value from json_each(?1))", (wanted,))}
+
     def purged_message_ids(self) -> set[str]:
         """Messages removed on purpose (a purge of sources), from the purge audit events."""
         ids: set[str] = set()
