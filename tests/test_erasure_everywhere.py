@@ -204,3 +204,25 @@ def test_forget_hard_removes_a_kept_edit_and_an_export_temp_file(cli, ws, tmp_pa
     assert files_holding(ws, secret) == [] and files_holding(temp, secret) == []
     assert sorted(result.json()["filesRemoved"]) == sorted(
         [str(killed), str(temp / next(n for n in kept if n.startswith(mem)))])
+
+
+def test_a_leftover_that_could_not_be_removed_is_never_reported_removed(cli, ws, monkeypatch):
+    from ekko_mem.service import erasure
+    secret = "zq-stuck-5521-locker"
+    mem = node_id(cli("remember", "--scope", "workspace", "--json", f"locker hint {secret}"))
+    stuck = ws / ".backup.jsonl.0123456789abcdef.tmp"
+    stuck.write_text(cli("export").out)
+    monkeypatch.setattr(erasure.os, "open", _refusing_open(stuck, erasure.os.open))
+    result = cli("forget", mem, "--hard", "--yes", "--json")
+    data = result.json()
+    assert str(stuck) not in data["filesRemoved"] and data["filesLeft"] == [str(stuck)]
+    human = cli("forget", mem, "--hard", "--yes")  # a rerun says what is left, in one line
+    assert f"could not remove {stuck}: remove it by hand" in human.out, human
+
+
+def _refusing_open(path, real_open):
+    def refusing(name, *args, **kwargs):
+        if str(name) == str(path):
+            raise PermissionError(13, "Permission denied", str(name))
+        return real_open(name, *args, **kwargs)
+    return refusing

@@ -107,12 +107,15 @@ def _forget_lines(data: dict, scan_command: str) -> list[str]:
     out += [f"purged message {i}" for i in data.get("purgedMessageIds", [])]
     out += [f"dropped summary {i} (the next 'ekko-mem summarize' rebuilds it)"
             for i in data.get("summariesDropped", [])]
+    out += [f"removed {human.field(path)}" for path in data.get("filesRemoved", [])]
+    out += [f"could not remove {human.field(path)}: remove it by hand"
+            for path in data.get("filesLeft", [])]
     check = data.get("verify")
     if check and check["clean"]:
         out.append(f"verified: none of {check['textsChecked']} erased texts is left in"
                    f" {', '.join(check['filesChecked'])} or the full-text index")
     elif check and check["clean"] is None:
-        out.append("not verified: no erased text was long enough to scan for (16 bytes);"
+        out.append("not verified: this run erased no text to scan for;"
                    f" '{scan_command} TEXT' checks any text")
     return out
 

@@ -356,8 +356,10 @@ class Erasure(UseCase):
     def remove_leftovers(self, report) -> None:
         """Overwrite and remove the files that hold a record this erasure took."""
         for path in self.leftovers(report):
-            _shred(path)
-            report["filesRemoved"].append(path)
+            if _shred(path):
+                report["filesRemoved"].append(path)
+            else:  # not ours to open, or gone meanwhile: said, never claimed removed
+                report.setdefault("filesLeft", []).append(path)
 
     def leftovers(self, report) -> list[str]:
         wanted = set(report["deletedIds"] + report["purgedMessageIds"]
@@ -503,13 +505,14 @@ def _own_files(folder: str) -> list[str]:
     return out
 
 
-def _shred(path: str) -> None:
+def _shred(path: str) -> bool:
     """Zeros over the bytes, then unlink: the text does not stay in the freed blocks of a
-    plain file system (a copy-on-write one or an SSD may keep older blocks regardless)."""
+    plain file system (a copy-on-write one or an SSD may keep older blocks regardless).
+    Whether the file is gone."""
     try:
         fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
     except OSError:
-        return
+        return not os.path.lexists(path)
     try:
         left = os.fstat(fd).st_size
         block = bytes(min(left, 1 << 20))
@@ -518,4 +521,6 @@ def _shred(path: str) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-    os.unlink(path)
+    with suppress(FileNotFoundError):
+        os.unlink(path)
+    return not os.path.lexists(path)
