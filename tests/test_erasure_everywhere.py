@@ -10,7 +10,6 @@ import sqlite3
 import sys
 import tempfile
 
-import pytest
 from test_erasure import files_holding, node_id
 
 ALLERGY = "记住，我对 KIWIZQ 过敏"
