@@ -58,6 +58,8 @@ def _row(node: dict, score: float | None) -> dict:
         row["status"] = node["status"]
     if score is not None:
         row["score"] = score
+    if node.get("weak"):  # under the relevance floor: a guess, not an answer
+        row["weak"] = True
     return row
 
 
@@ -201,7 +203,8 @@ def _key_line(where: tuple, domains: tuple, line: dict) -> str:
 # back; the input schema describes each field.
 SEARCH_DOC = """Search long-term memory when the answer may depend on what was said before and
 the injected context lacks it. Structured fields give `exact` rows, queryText full-text
-`relevant` ones (with score). `omitted` lists ids by reason: never use those as current.
+`relevant` ones (with score; `weak`: under the relevance floor, a guess). `omitted` lists ids
+by reason: never use those as current.
 `more`: rows past limit. memory_get reads a whole record."""
 
 GET_DOC = """Get one memory's whole record: by id, or the current one for a type, key,

@@ -34,7 +34,7 @@ def test_json_shapes_of_every_command(cli, hermetic):
     assert keys(query) == {"exact", "relevant", "omitted", "scores"}
     assert NODE_KEYS <= keys(query["relevant"][0]) <= NODE_KEYS | {
         "key", "valueJson", "workspaceId", "userId", "sessionId", "supersedesId", "parentId",
-        "expiresAt"}
+        "expiresAt", "weak"}
     show = cli("show", node_id, "--json").json()
     assert keys(show) == {"kind", "node", "chain", "sources", "events"}
     (event,) = cli("audit", "--node", node_id, "--json").jsonl()

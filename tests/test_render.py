@@ -258,7 +258,7 @@ def test_forget(shown):
 def test_forget_names_the_scan_command_when_nothing_could_be_verified(shown):
     unverified = {"mode": "hard", "deletedIds": [], "verify": {"clean": None}}
     assert shown(r.ForgetOutcome(unverified, "ekko-mem doctor SCAN")) == (
-        "not verified: no erased text was long enough to scan for (16 bytes);"
+        "not verified: this run erased no text to scan for;"
         " 'ekko-mem doctor SCAN TEXT' checks any text\n", "")
 
 

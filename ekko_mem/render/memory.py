@@ -121,28 +121,34 @@ def _forget_lines(data: dict, scan_command: str) -> list[str]:
 
 
 class QueryView(Renderer):
-    """Each section under its title, piped or not: exact, relevant, omitted."""
+    """Each section under its title, piped or not: exact, relevant, weak, omitted. Weak rows
+    (under the relevance floor `context` ranks by) are listed apart, after the relevant ones."""
 
     def found(self, result) -> bool:
-        return bool(result.data["exact"] or result.data["relevant"])
+        # As grep -q would answer "is there a memory about this": weak rows are no match.
+        data = result.data
+        return bool(data["exact"] or any(not n.get("weak") for n in data["relevant"]))
 
     def human(self, result) -> None:
         if self.quiet:
             return
         data = result.data
-        for title in ("exact", "relevant"):
-            if not data[title]:
+        sections = [("exact", "exact", data["exact"]),
+                    ("relevant", "relevant", [n for n in data["relevant"] if not n.get("weak")]),
+                    ("weak", "weak matches", [n for n in data["relevant"] if n.get("weak")])]
+        for line, title, rows in sections:  # piped, a section's one-word line
+            if not rows:
                 continue
             if human.piped():
-                human.tsv(node_rows(data[title]), title)
+                human.tsv(node_rows(rows), line)
             else:
                 human.grid(title, ["id\nscope type", "memory", "status\nconf"],
-                           node_cells(data[title]), no_color=self.no_color)
+                           node_cells(rows), no_color=self.no_color)
         if data["omitted"]:
             human.table("omitted", ["id", "reason"],
                         [[o["nodeId"], o["reason"]] for o in data["omitted"]],
                         no_color=self.no_color, heading=True)
-        if not self.found(result):
+        if not (data["exact"] or data["relevant"]):
             human.note("no memory matches")
 
 

@@ -59,20 +59,37 @@ class SessionsView(Renderer):
 
 class MessageHitsView(Renderer):
     def found(self, result) -> bool:
-        return bool(result.data["messages"])
+        # weak matches alone are no match, as for memories: `query --messages -q` answers 5
+        return any(not hit.get("weak") for hit in result.data["messages"])
 
     def human(self, result) -> None:
         if self.quiet:
             return
-        found = [(hit["message"], f"{hit['score']:.2f}") for hit in result.data["messages"]]
-        if not found:
+        hits = result.data["messages"]
+        if not hits:
             human.note("no message matches")
-        elif human.piped():
-            human.tsv([[m["id"], m["sessionId"], human.when(m["createdAt"]), m["role"],
-                        " ".join(m["content"].split()), score] for m, score in found])
-        else:
-            human.grid("messages", ["id\nsession", "time\nrole", "message", "score"],
-                       [[f"{m['id']}\n{human.field(m['sessionId'])}",
-                         f"{human.when(m['createdAt'])}\n{human.field(m['role'])}",
-                         human.field(" ".join(m["content"].split())), score]
-                        for m, score in found], no_color=self.no_color)
+            return
+        strong = [hit for hit in hits if not hit.get("weak")]
+        weak = [hit for hit in hits if hit.get("weak")]
+        if human.piped():
+            human.tsv(_message_rows(strong))
+            if weak:
+                human.lines(["weak"])
+                human.tsv(_message_rows(weak))
+            return
+        for title, part in (("messages", strong), ("weak matches", weak)):
+            if part:
+                human.grid(title, ["id\nsession", "time\nrole", "message", "score"],
+                           [[f"{m['id']}\n{human.field(m['sessionId'])}",
+                             f"{human.when(m['createdAt'])}\n{human.field(m['role'])}",
+                             human.field(" ".join(m["content"].split())), score]
+                            for m, score in _scored(part)], no_color=self.no_color)
+
+
+def _scored(hits: list[dict]) -> list[tuple[dict, str]]:
+    return [(hit["message"], f"{hit['score']:.2f}") for hit in hits]
+
+
+def _message_rows(hits: list[dict]) -> list[list[str]]:
+    return [[m["id"], m["sessionId"], human.when(m["createdAt"]), m["role"],
+             " ".join(m["content"].split()), score] for m, score in _scored(hits)]

@@ -39,12 +39,14 @@ class Queries(UseCase):
         relevant = self._search(stores, text, base, pool) if text else []
         return self._classify(q, exact, relevant, now)
 
-    def _search(self, stores, text: str, base: dict, pool: int) -> list[tuple[dict, float]]:
-        """(node, score) of the nodes `text` finds, best first: the terms, counts, node read
-        and scores of `context`'s recall, with two differences a search wants. Most of the
-        characters of a Chinese word find a node without its bigram (see `_finds`), and no
-        relevance floor cuts the list short of the limit. With semantic recall on, the nodes
-        nearest in meaning are fused in as recall fuses them."""
+    def _search(self, stores, text: str, base: dict, pool: int
+                ) -> list[tuple[dict, float, bool]]:
+        """(node, score, weak) of the nodes sharing a term with `text`, single Chinese
+        characters included: the terms, counts, node read and scores of `context`'s recall.
+        The rows `context` would take come first, best first; the rest follow, marked weak:
+        those under its relevance floor, and those no word of the text finds (see `_finds`).
+        With semantic recall on, the nodes nearest in meaning are fused in as recall fuses
+        them, and a node found so is not weak."""
         from ..errors import EkkoError
         from ..retrieval import analyse, rank, score
         from .recall import _node_candidate
@@ -68,7 +70,9 @@ class Queries(UseCase):
         candidates = list(pooled.values())
         score(_every_term_scores(query), candidates, df, total)
         finds = _finds(query)
-        ranked, _ = rank([c for c in candidates if finds(c.matched)], floor=0.0)
+        strong, _ = rank([c for c in candidates if finds(c.matched)])  # context's floor
+        kept = {c.id for c in strong}
+        ranked = strong + [c for c in rank(candidates, floor=0.0)[0] if c.id not in kept]
         embedder = self.stores.embedder() if stores else None
         if embedder is not None:
             from ..retrieval.fusion import fuse
@@ -76,23 +80,66 @@ class Queries(UseCase):
             ranked = fuse(ranked, vector_hits(
                 embedder, stores, text, kinds=("node",), pool=pooled, skip=set(),
                 node_filter=base, session=None, since=None, limit=pool, warnings=None))
-        return [(c.record, c.score) for c in ranked]
+            kept |= {c.id for c in ranked if "vector" in c.via}
+        return [(c.record, c.score, c.id not in kept)
+                for c in sorted(ranked, key=lambda c: c.id not in kept)]
 
     def search_messages(self, text: str, *, session: str | None = None,
                         since: str | None = None, limit: int = 20) -> dict:
-        """Earlier messages of every session ranked for `text`, as `context` ranks them."""
+        """Earlier messages of every session ranked for `text`, as `context` ranks them; when
+        those leave room under `limit`, the messages sharing fewer or weaker terms follow,
+        marked weak."""
         from ..retrieval.limits import check_limit
         check_limit("limit", limit)
         since_iso = self._since(since) if since else None
         stores = self.stores.existing()
         found = self.recaller.recall(stores, text or "", kinds=("message",), session=session,
                             since=since_iso, room=2 * limit)
-        hits = [c for c in found["ranked"] if since_iso is None
+        hits = [(c, False) for c in found["ranked"] if since_iso is None
                 or c.record["createdAt"] >= since_iso][:limit]
+        if len(hits) < limit:
+            shown = {c.id for c in found["ranked"]}
+            hits += [(c, True) for c in self._weak_messages(
+                stores, found["query"], text or "", shown, session, since_iso,
+                2 * limit)][:limit - len(hits)]
         return {"queryText": text, "sessionId": session, "since": since_iso,
                 "considered": found["considered"],
                 "messages": [{"message": c.record, "score": round(c.score, 4), "via": c.via,
-                              "matched": c.matched} for c in hits]}
+                              "matched": c.matched, **({"weak": True} if weak else {})}
+                             for c, weak in hits]}
+
+    def _weak_messages(self, stores, query, text: str, shown: set[str], session, since,
+                       room: int) -> list:
+        """The messages sharing a term with the question that `context`'s ranking leaves out,
+        best first: those under its relevance floor, and those sharing only single Chinese
+        characters (every term counts towards their score, as `query` counts it for nodes).
+        Read as recall reads its candidates, then once more with the single characters."""
+        from ..errors import EkkoError
+        from ..retrieval import rank, score
+        from .recall import MAX_POOL, POOL, _message, repeats
+        if not query.terms:
+            return []
+        size = max(POOL, min(MAX_POOL, room))
+        reads = [query.strong_terms] + ([query.terms] if query.terms != query.strong_terms
+                                        else [])
+        pool: dict = {}
+        df: dict[str, int] = {}
+        total = 0
+        for name, store in stores:
+            try:
+                counts = store.recall.term_counts("memory_messages_fts", query.terms)
+                for terms in reads:
+                    for msg in store.recall.message_hits(terms, counts, limit=size,
+                                                         session=session, since=since):
+                        pool.setdefault(msg["id"], _message(msg, name))
+                total += store.recall.row_estimate("memory_messages")
+            except EkkoError:
+                continue  # as recall does: a db that cannot be searched adds nothing
+            for term, count in counts.items():
+                df[term] = df.get(term, 0) + count
+        candidates = [c for c in pool.values() if not repeats(c.text, text)]
+        score(_every_term_scores(query), candidates, df, total)
+        return [c for c in rank(candidates, floor=0.0)[0] if c.id not in shown]
 
     def _since(self, text: str) -> str:
         """A start time: an ISO time or date, -2d, or time words (yesterday, last week, 上周)."""
@@ -125,9 +172,10 @@ class Queries(UseCase):
             return reason is None
 
         exact_nodes = [n for n in exact if admit(n)]
-        relevant.sort(key=lambda pair: -pair[1])  # best score first
-        scores = {n["id"]: s for n, s in relevant}
-        relevant_nodes = [n for n, _ in relevant if admit(n)]
+        relevant.sort(key=lambda row: (row[2], -row[1]))  # what context would take first
+        scores = {n["id"]: s for n, s, _ in relevant}
+        weak = {n["id"] for n, _, under in relevant if under}
+        relevant_nodes = [n for n, _, _ in relevant if admit(n)]
         single = self.drafts.schema.is_single_valued
         active = [n for n in exact_nodes + relevant_nodes if n["status"] == "active"]
         _, losers = conflict.resolve(active, now, single)
@@ -141,6 +189,7 @@ class Queries(UseCase):
                                                                              len(exact_nodes))]
         for node in exact_nodes[room:] + relevant_nodes[len(kept_relevant):]:
             omitted.append({"nodeId": node["id"], "reason": "over_limit"})
+        kept_relevant = [{**n, "weak": True} if n["id"] in weak else n for n in kept_relevant]
         return {"exact": kept_exact, "relevant": kept_relevant, "omitted": omitted,
                 "scores": {n["id"]: round(scores[n["id"]], 4) for n in kept_relevant}}
 

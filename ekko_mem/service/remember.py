@@ -234,7 +234,8 @@ class Remember(UseCase):
             return None
         found = self.queries.retrieve(query)
         hits = found["exact"] + found["relevant"]
-        hits = [n for n in hits if n["status"] == "active" and n["scope"] != "global"]
+        hits = [n for n in hits if n["status"] == "active" and n["scope"] != "global"
+                and not n.get("weak")]
         return hits[0]["id"] if hits else None
 
 
