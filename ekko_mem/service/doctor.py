@@ -249,13 +249,15 @@ class Doctor(UseCase):
         store = db.store
         wrong = {t: c for t, c in store.health.fts_out_of_step().items()
                  if c["missing"] or c["extra"]}
-        # The FTS5 self-check is a write; a db opened read-only only gets the row counts.
+        # The FTS5 self-check is a write; in a db opened read-only each index is only opened.
         verified = not store.read_only_reason
-        if not wrong and (not verified or store.health.fts_index_ok()):
+        damaged = store.health.fts_damaged(self_check=verified)
+        if not wrong and not damaged:
             return check(db.name, "full-text index", True, "in step with nodes and messages"
                          + ("" if verified else " (self-check skipped: read-only)"))
-        detail = "; ".join(f"{t}: {c['missing']} missing, {c['extra']} left over"
-                           for t, c in wrong.items()) or "index damaged"
+        detail = "; ".join([f"{t}: {c['missing']} missing, {c['extra']} left over"
+                            for t, c in wrong.items()]
+                           + [f"{t} {problem}" for t, problem in damaged.items()])
         return self._repairable(db, "full-text index", detail, lambda: self._rebuild(store))
 
     @staticmethod

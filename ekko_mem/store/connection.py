@@ -80,6 +80,15 @@ def translate(exc: sqlite3.Error, path: str) -> EkkoError:
             f"the memory db {path} is read-only",
             "check the file and folder permissions (ekko-mem needs to write there)",
         )
+    code = getattr(exc, "sqlite_errorcode", 11)  # Python 3.11+
+    if "vtable constructor failed" in text and "_fts" in text and code & 0xFF == 11:
+        # FTS5 refuses to open a full-text index whose own records it finds corrupt; the
+        # memories and messages are rows of their own tables, which it can be filled from.
+        return StoreUnavailable(
+            f"the full-text index of the memory db {path} cannot be opened ({text})",
+            "(it fills the index again from the memories and messages)",
+            step=Step("repair", command="doctor"),
+        )
     if "not a database" in text or "disk image is malformed" in text or "corrupt" in text:
         return StoreUnavailable(
             f"the memory db {path} is not a valid SQLite database ({text})",
@@ -113,6 +122,9 @@ class Connection:
         # Set by the service when semantic recall is on: writes then embed their rows
         # (store/vectors.py) in the same transaction.
         self.embedder = None
+        # The FTS indexes rows were hard-deleted from since their last merge: an erasure
+        # merges those (NodeStore.optimize_fts), and only those.
+        self.fts_deleted: set[str] = set()
 
     def execute(self, sql: str, params=()):
         try:

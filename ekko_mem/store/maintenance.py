@@ -35,7 +35,8 @@ def is_corrupt(exc: BaseException | None) -> bool:
     code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
     if code is not None:
         return code & 0xFF == _SQLITE_CORRUPT
-    return isinstance(exc, sqlite3.DatabaseError) and "malformed" in str(exc)
+    return isinstance(exc, sqlite3.DatabaseError) and (
+        "malformed" in str(exc) or "vtable constructor failed" in str(exc))
 
 
 @functools.lru_cache(maxsize=1)
@@ -94,16 +95,33 @@ class HealthChecks(Part):
         return out
 
     def fts_index_ok(self) -> bool:
-        """FTS5's own integrity check. False when it finds the index damaged; any other failure
-        (busy, read-only, I/O) is raised, since it says nothing about the index."""
+        return not self.fts_damaged()
+
+    def fts_damaged(self, self_check: bool = True) -> dict[str, str]:
+        """{index: what is wrong} for each full-text index found damaged: one FTS5 cannot
+        open (its own records corrupt), or, with `self_check`, one failing FTS5's integrity
+        check, which is a write. Any other failure (busy, read-only, I/O) is raised, since it
+        says nothing about the index."""
+        damaged = {}
+        for table in ("memory_nodes_fts", "memory_messages_fts"):
+            probes = [(f"select rowid from {table} limit 0", "cannot be opened")]
+            if self_check:
+                probes.append((f"insert into {table} ({table}) values ('integrity-check')",
+                               "fails its integrity check"))
+            problem = next((p for sql, p in probes if self._corrupt(sql)), None)
+            if problem:
+                damaged[table] = problem
+        return damaged
+
+    def _corrupt(self, sql: str) -> bool:
+        """Whether `sql` fails as SQLITE_CORRUPT; any other failure is raised."""
         try:
-            for table in ("memory_nodes_fts", "memory_messages_fts"):
-                self.db.execute(f"insert into {table} ({table}) values ('integrity-check')")
+            self.db.execute(sql)
         except StoreUnavailable as exc:
             if is_corrupt(exc.__cause__):
-                return False
+                return True
             raise
-        return True
+        return False
 
     def broken_chains(self) -> dict:
         """Supersede links that point nowhere, superseded nodes with no successor, and nodes

@@ -92,6 +92,8 @@ class MessageStore(Part):
             self.db.execute("delete from memory_messages where rowid = ?", (row[0],))
             count += 1
         VectorStore(self.db).drop(ids)
+        if count:
+            self.db.fts_deleted.add("memory_messages_fts")
         return count
 
     def find_commit_message(self, session_id: str, sha: str) -> str | None:

@@ -1,8 +1,10 @@
 """Memory nodes, their FTS rows and their audit events."""
 from __future__ import annotations
 
-from . import codec, copies, fts
+from . import codec, copies
 from .connection import Part
+from .fts_upkeep import fts_values, merge_deleted, rebuild
+from .fts_upkeep import reindex_fts  # noqa: F401  (migration m005 imports it from here)
 from .vectors import VectorStore, node_text
 
 # The events that read a node's whole row, found along idx_memory_audit_events_node, which
@@ -20,41 +22,6 @@ FTS_WEIGHTS = (4.0, 1.0, 2.0, 3.0)
 # or an absurdly long chain written by an older ekko-mem or a crafted file ends the walk.
 CHAIN_LIMIT = 10_000
 _N_COLS = ", ".join("n." + c.strip() for c in codec.NODE_COLUMNS.split(","))
-
-
-def fts_values(node: dict) -> tuple:
-    return (fts.index_text(node["title"]), fts.index_text(node["content"]),
-            fts.index_text(" ".join(node.get("tags") or [])),
-            fts.index_text(" ".join(node.get("entities") or [])))
-
-
-def reindex_fts(db) -> int:
-    """Empty both full-text indexes and fill them again from their tables, in the tokens of
-    today's tokenizer; the number of nodes indexed. The caller holds the transaction."""
-    db.execute("insert into memory_nodes_fts (memory_nodes_fts) values ('delete-all')")
-    db.execute("insert into memory_messages_fts (memory_messages_fts) values ('delete-all')")
-    count = 0
-    for row in _batched(db, "memory_nodes", codec.NODE_COLUMNS):
-        db.execute("insert into memory_nodes_fts (rowid, title, content, tags, entities)"
-                   " values (?, ?, ?, ?, ?)", (row[0], *fts_values(codec.node_from_row(row[1:]))))
-        count += 1
-    for rowid, content in _batched(db, "memory_messages", "content"):
-        db.execute("insert into memory_messages_fts (rowid, content) values (?, ?)",
-                   (rowid, fts.index_text(content)))
-    return count
-
-
-def _batched(db, table: str, columns: str, size: int = 2000):
-    """(rowid, *columns) of every row of `table` in rowid order, a batch at a time, so
-    re-indexing a million rows never holds them all in memory."""
-    last = 0
-    while True:
-        rows = db.all(f"select rowid, {columns} from {table} where rowid > ?"
-                      " order by rowid limit ?", (last, size))
-        yield from rows
-        if len(rows) < size:
-            return
-        last = rows[-1][0]
 
 
 def _category_range(prefix: list[str]) -> tuple[str, str]:
@@ -285,17 +252,19 @@ class NodeStore(Part):
             return False
         self.db.execute("delete from memory_nodes where rowid = ?", (rowid,))
         VectorStore(self.db).drop([node_id])
+        self.db.fts_deleted.add("memory_nodes_fts")
         return True
 
     def optimize_fts(self) -> None:
-        """Merge FTS segments so deleted tokens are dropped from the index b-trees."""
-        self.db.execute("insert into memory_nodes_fts (memory_nodes_fts) values ('optimize')")
-        self.db.execute("insert into memory_messages_fts (memory_messages_fts)"
-                        " values ('optimize')")
+        """Drop hard-deleted rows' tokens from the pages of the indexes they were deleted
+        from (store/fts_upkeep.py); an index nothing was deleted from is left as it is."""
+        merge_deleted(self.db, sorted(self.db.fts_deleted))
+        self.db.fts_deleted.clear()
 
     def rebuild_fts(self) -> int:
-        """Re-index every node and message from scratch (doctor's repair)."""
-        return reindex_fts(self.db)
+        """Re-index every node and message from scratch (doctor's repair), even an index
+        FTS5 can no longer open."""
+        return rebuild(self.db)
 
     # -- audit -------------------------------------------------------------------------------
     # An event's copies of its node are kept by reference to the node's row where they can be
