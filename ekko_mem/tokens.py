@@ -152,7 +152,7 @@ def cjk_tokens(run: str) -> list[str]:
     return [run[i:i + 2] for i in range(len(run) - 1)] + list(run)
 
 
-# bench/recall.py swaps cjk_tokens (and stem) to measure what they add: index_text takes its
+# A caller may swap cjk_tokens (and stem) to measure what they add: index_text takes its
 # shortcut only while cjk_tokens is this one.
 _CJK_TOKENS = cjk_tokens
 # Below this many letters and digits, building the few bigrams one by one is cheaper than

@@ -112,7 +112,7 @@ def test_underscores_and_emoji_separate_runs():
 
 
 def test_index_text_follows_a_swapped_cjk_tokens(monkeypatch):
-    # bench/recall.py swaps cjk_tokens to measure what single characters add
+    # a caller may swap cjk_tokens to measure what single characters add
     monkeypatch.setattr(tokens, "cjk_tokens", lambda run: [run])
     assert index_text(LONG) == "我们用 sqlit 的 fts5 做全文检索 用户不吃香菜"
     assert index_text("用户不吃香菜") == "用户不吃香菜"
