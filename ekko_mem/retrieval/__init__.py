@@ -6,6 +6,6 @@ service ties the two together (service/recall.py).
 from __future__ import annotations
 
 from .analysis import Query, analyse
-from .scoring import Candidate, rank, score, with_partners
+from .scoring import Candidate, asks, rank, score, with_partners
 
-__all__ = ["Query", "analyse", "Candidate", "rank", "score", "with_partners"]
+__all__ = ["Query", "analyse", "Candidate", "asks", "rank", "score", "with_partners"]

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from ..tokens import cjk_tokens, is_cjk, runs, stem
 from .limits import MAX_TERMS, QUESTION_CHARS
-from .timewords import find_window
+from .timewords import read_window
 
 # Words that carry no topic. Chosen from grammar (pronouns, auxiliaries, question words,
 # particles), never from any one conversation's wording.
@@ -28,14 +28,16 @@ STOP_CHARS = frozenset("的了吗呢吧啊呀么是我你他她它们这那哪�
 class Query:
     """A question as retrieval reads it. (A plain class: dataclasses imports inspect, ~15 ms
     of start-up before every model call.)"""
-    __slots__ = ("text", "terms", "window", "precise")
+    __slots__ = ("text", "terms", "window", "precise", "yearless")
 
     def __init__(self, text: str, terms: list[str] | None = None,
-                 window: tuple[str, str] | None = None, precise: bool = False) -> None:
+                 window: tuple[str, str] | None = None, precise: bool = False,
+                 yearless: bool = False) -> None:
         self.text = text
         self.terms = terms or []   # informative index tokens, unique
         self.window = window       # [start, end) in createdAt's form
         self.precise = precise     # the window names a past moment, not just a hint
+        self.yearless = yearless   # its words named no year: an earlier year's may be meant
 
     @property
     def strong_terms(self) -> list[str]:
@@ -52,14 +54,14 @@ class Query:
 def analyse(text: str, now: datetime) -> Query:
     """Terms and time window of a question; stop words go unless nothing else is left."""
     text = (text or "")[:QUESTION_CHARS]
-    found = find_window(text, now) if text else None
+    found = read_window(text, now) if text else None
     lexical = text
     if found:
         for start, end in sorted(found[1], reverse=True):
             lexical = lexical[:start] + " " + lexical[end:]
     kept, dropped = _terms(lexical)
     return Query(text=text, terms=kept or dropped, window=found[0] if found else None,
-                 precise=bool(found and found[2]))
+                 precise=bool(found and found[2]), yearless=bool(found and found[3]))
 
 
 def informative_terms(text: str) -> list[str]:

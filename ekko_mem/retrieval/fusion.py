@@ -3,7 +3,7 @@ from the lexical and the vector rankings by reciprocal rank fusion.
 
 Fusion uses ranks, not scores: BM25 and cosine similarity are on scales that do not compare,
 and a rank is what each list is sure of. K = 60 and equal weights are the usual choice; on
-the recall benchmark (python -m bench.recall --semantic) K = 20, or the vector list weighted
+an earlier recall harness K = 20, or the vector list weighted
 1.5 or 2, moved recall by about a question either way, within noise, so they stay.
 """
 from __future__ import annotations

@@ -90,6 +90,14 @@ def find_window(text: str, now: datetime
                 ) -> tuple[tuple[str, str], list[tuple[int, int]], bool] | None:
     """The first time expression in `text` as ((start, end), spans of the text it used,
     whether it names a past moment precisely)."""
+    found = read_window(text, now)
+    return None if found is None else found[:3]
+
+
+def read_window(text: str, now: datetime
+                ) -> tuple[tuple[str, str], list[tuple[int, int]], bool, bool] | None:
+    """find_window's answer, and whether the expression leaves the year out ("May 4th",
+    5月4号, "in April"): then an earlier year's such day may be the one meant."""
     today = now.astimezone().date()
     lowered = text.lower()
     for index, (triggers, source, reader) in enumerate(_rules()):
@@ -98,9 +106,26 @@ def find_window(text: str, now: datetime
         for match in _pattern(index, source).finditer(text):
             days = reader(match, today)
             if days is not None:
-                start, end, *hint = days
-                return (_iso(start), _iso(end)), [match.span()], not hint
+                start, end, *notes = days
+                return ((_iso(start), _iso(end)), [match.span()], "hint" not in notes,
+                        YEARLESS in notes)
     return None
+
+
+# A reader's answer is (start, end), then "hint" when it only hints at a moment, or
+# YEARLESS when the words named a day or month but no year.
+YEARLESS = "yearless"
+
+
+def years_back(window: tuple[str, str], years: int) -> tuple[str, str]:
+    """The same window `years` earlier, in createdAt's form. Compared as text, a 29 February
+    moved to a common year still bounds the right range."""
+    start, end = window
+    return (f"{int(start[:4]) - years:04d}{start[4:]}", f"{int(end[:4]) - years:04d}{end[4:]}")
+
+
+def _yearless(days):
+    return None if days is None else (*days, YEARLESS)
 
 
 def _iso(day: date) -> str:
@@ -155,11 +180,11 @@ def _ym(m, today):
 
 
 def _md(m, today):
-    return _one_day(_latest(_int(m.group(1)), _int(m.group(2)), today))
+    return _yearless(_one_day(_latest(_int(m.group(1)), _int(m.group(2)), today)))
 
 
 def _m(m, today):
-    return _month_of(_int(m.group(1)), None, today)
+    return _yearless(_month_of(_int(m.group(1)), None, today))
 
 
 def _y(m, today):
@@ -177,21 +202,22 @@ def _month_day(m, today):
     month, day = _MONTHS[m.group(1).lower()], int(m.group(2))
     if m.group(3):
         return _one_day(_safe(int(m.group(3)), month, day))
-    return _one_day(_latest(month, day, today))
+    return _yearless(_one_day(_latest(month, day, today)))
 
 
 def _day_month(m, today):
     day, month = int(m.group(1)), _MONTHS[m.group(2).lower()]
     if m.group(3):
         return _one_day(_safe(int(m.group(3)), month, day))
-    return _one_day(_latest(month, day, today))
+    return _yearless(_one_day(_latest(month, day, today)))
 
 
 def _month_year(m, today):
     if m.group(1).lower() == "may" and not m.group(2):
         return None  # "in may" is too often the verb
-    return _month_of(_MONTHS[m.group(1).lower()], int(m.group(2)) if m.group(2) else None,
+    span = _month_of(_MONTHS[m.group(1).lower()], int(m.group(2)) if m.group(2) else None,
                      today)
+    return span if m.group(2) else _yearless(span)
 
 
 def _count(word: str) -> int:

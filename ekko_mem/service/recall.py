@@ -11,6 +11,7 @@ from .stores import UseCase
 
 POOL = 30           # message hits read per db, at least (more for a larger budget or limit)
 MAX_POOL = 200
+YEARS_BACK = 10     # earlier years tried for a date named without one
 NODE_POOL = 20      # memory nodes read per db
 SUMMARY_POOL = 30   # newest summaries scored per db
 PAIRED = 20         # hits whose other half is fetched (more for a larger budget or limit)
@@ -35,6 +36,8 @@ class Recall(UseCase):
         embedder = self.stores.embedder(warnings) if stores and text.strip() else None
         if (query.empty and embedder is None) or not stores:
             return out
+        if query.yearless and session is None:
+            query.window = _latest_said(query.window, stores)
         skip = set(skip_ids)
         pool: dict[str, object] = {}
         df: dict[str, int] = {}
@@ -101,12 +104,17 @@ class Recall(UseCase):
             store.recall.row_estimate("memory_nodes") if "node" in kinds else 0)
 
     def _partners(self, stores, ranked, skip, since) -> dict:
-        """The other half of each message hit's question/answer pair, by hit id."""
+        """The other half of each message hit's question/answer pair, by hit id. Where the
+        roles do not pair (people talking to each other, every line logged as the user's), a
+        hit that asks something is followed by the next message of its session: its answer."""
+        from ..retrieval import asks
         partners = {}
         for name, store in stores:
-            ids = [c.id for c in ranked if c.kind == "message" and c.origin == name]
+            hits = [c for c in ranked if c.kind == "message" and c.origin == name]
             try:
-                found = store.recall.message_partners(ids)
+                found = store.recall.message_partners([c.id for c in hits])
+                found.update(store.recall.next_messages(
+                    [c.id for c in hits if c.id not in found and asks(c.text)]))
             except EkkoError:
                 continue
             for hit_id, other in found.items():
@@ -155,6 +163,23 @@ class Recall(UseCase):
                 for ref in refs & wanted:
                     taken_back.setdefault(ref, set()).add(node["id"])
         return {mid: sorted(ids) for mid, ids in taken_back.items() if mid not in standing}
+
+
+def _latest_said(window: tuple[str, str], stores) -> tuple[str, str]:
+    """A day or month named without a year is the latest such one on which something was
+    said: "on May 4th" asked long after the conversation means that conversation's May 4th,
+    not this year's, when nothing was logged on this year's. One bounded read a year,
+    back to the first year with a message in the window."""
+    from ..retrieval.timewords import years_back
+    for years in range(YEARS_BACK + 1):
+        shifted = years_back(window, years)
+        for _, store in stores:
+            try:
+                if store.recall.messages_between(*shifted, limit=1):
+                    return shifted
+            except EkkoError:
+                continue
+    return window
 
 
 SOON_MS = 600_000   # a memory taken from a message is mostly made in the same few minutes

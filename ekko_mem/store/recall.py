@@ -200,6 +200,20 @@ class RecallStore(Part):
         return {mid: others[o] for mid, role, o in pairs
                 if o in others and others[o]["role"] == wanted[role]}
 
+    def next_messages(self, ids: list[str]) -> dict[str, dict]:
+        """For each message id, the message logged right after it in its session, whatever
+        its role. One statement along the session index, then the rows by id."""
+        if not ids:
+            return {}
+        pairs = self.db.all(
+            "select m.id, (select n.id from memory_messages n where n.session_id ="
+            " m.session_id and (n.created_at, n.rowid) > (m.created_at, m.rowid) order by"
+            " n.created_at, n.rowid limit 1) from json_each(?) hit cross join memory_messages m"
+            " on m.id = hit.value", (json.dumps(ids),))
+        found = {m["id"]: m for m in MessageStore(self.db).get_messages(
+            [other for _, other in pairs if other])}
+        return {mid: found[other] for mid, other in pairs if other in found}
+
     def recent_summaries(self, *, limit: int = 100) -> list[dict]:
         """The newest summaries that are still current (not waiting to be regenerated)."""
         rows = self.db.all(f"select {codec.SUMMARY_COLUMNS} from memory_summaries"
