@@ -15,18 +15,10 @@ from pathlib import Path
 
 import pytest
 
-T = "2026-01-01T00:00:00.000Z"
-HEADER = {"kind": "header", "format": "ekko-mem-export", "version": 1}
+from test_transfer_safety import HEADER, T, _file, _node, _one_line
+from test_transfer_safety import _rows as _db_rows
+
 TOKEN = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
-
-
-def _node(node_id: str = "mem_imp1", **fields) -> dict:
-    node = {"id": node_id, "scope": "workspace", "domain": "engineering",
-            "categoryPath": ["engineering"], "type": "fact", "title": "we use FTS5",
-            "content": "we use FTS5", "status": "active", "confidence": 0.9, "importance": 0.5,
-            "explicit": True, "createdAt": T, "updatedAt": T}
-    node.update(fields)
-    return node
 
 
 def _message(message_id: str, **fields) -> dict:
@@ -45,34 +37,17 @@ def _event(event_id: str = "evt_forged1", kind: str = "update", node_id: str = "
             "reason": "edited", "payload": payload, "createdAt": T}
 
 
-def _file(*records: tuple[str, dict]) -> str:
-    return "\n".join(json.dumps(line) for line in
-                     [HEADER, *({"kind": kind, "data": data} for kind, data in records)]) + "\n"
-
-
 def _db(ws: Path) -> Path:
     return ws / ".ekko" / "memory.db"
 
 
 def _rows(ws: Path, sql: str, args=()) -> list:
-    conn = sqlite3.connect(f"file:{_db(ws)}?mode=ro", uri=True)
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
+    return _db_rows(_db(ws), sql, args)
 
 
 def _counts(ws: Path) -> tuple:
     return tuple(_rows(ws, f"select count(*) from {table}")[0][0] for table in
                  ("memory_messages", "memory_summaries", "memory_nodes", "memory_audit_events"))
-
-
-def _one_line(result, *needles) -> None:
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("ekko-mem: "), result
-    assert "Traceback" not in result.err and "internal error" not in result.err, result
-    for needle in needles:
-        assert needle in lines[0], result
 
 
 def _refused(cli, ws, text: str, *needles, code: int = 4) -> None:
