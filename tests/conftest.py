@@ -382,3 +382,14 @@ def service(ws):
     svc = MemoryService(ws)
     yield svc
     svc.close()
+
+
+@pytest.fixture
+def shown(capsys):
+    """Emit a result as the command layer would; (stdout, stderr)."""
+    def run(result, **view):
+        from ekko_mem import render
+        render.emit(result, **view)
+        captured = capsys.readouterr()
+        return captured.out, captured.err
+    return run

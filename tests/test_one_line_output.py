@@ -31,15 +31,6 @@ ZERO_WIDTH = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff"]
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
-@pytest.fixture
-def shown(capsys):
-    def run(result, **view):
-        render.emit(result, **view)
-        captured = capsys.readouterr()
-        return captured.out, captured.err
-    return run
-
-
 # -- invisible characters ----------------------------------------------------------------------
 
 @pytest.mark.parametrize("ch", BIDI + ZERO_WIDTH + [TAG_A, "\u2028", "\u2029", "\u00ad"])

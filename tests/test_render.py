@@ -26,16 +26,6 @@ REFUSED = Answer({"accepted": False, "operation": "rejected", "nodeId": None, "s
 pytestmark = pytest.mark.usefixtures("utc")
 
 
-@pytest.fixture
-def shown(capsys):
-    """Emit a result; (stdout, stderr)."""
-    def run(result, **view):
-        render.emit(result, **view)
-        captured = capsys.readouterr()
-        return captured.out, captured.err
-    return run
-
-
 def pretty(obj) -> str:
     return json.dumps(obj, ensure_ascii=False, indent=2) + "\n"
 
