@@ -170,6 +170,9 @@ SAFE_SQL_NAMES = {
     # reviewed: store/recall.py (a fixed json_each windows fragment, integer constants, and
     # `tail`: one of the module's own fixed FROM clauses)
     "_WINDOWS", "WINDOW_NODES", "tail",
+    # reviewed: store/recall.py `_beside` (a comparison and a sort direction, one of two
+    # fixed pairs)
+    "way",
 }
 
 

@@ -145,8 +145,10 @@ def test_floor_and_near_duplicates():
 def test_partners_follow_their_hit():
     hit, other, next_hit = _cand("q", "x"), _cand("r", "y", role="assistant"), _cand("z", "w")
     hit.score, next_hit.score = 3.0, 2.0
-    out = with_partners([hit, next_hit], {"q": other})
-    assert [c.id for c in out] == ["q", "r", "z"] and out[1].via == ["pair"]
+    before = _cand("p", "v")
+    out = with_partners([hit, next_hit], {"q": [before, other]})
+    assert [c.id for c in out] == ["q", "p", "r", "z"] and out[2].via == ["pair"]
+    assert out[1].score == out[2].score == hit.score
 
 
 @pytest.mark.parametrize("text", ["Hello, World! it's 2026-05-04_ok", "a\tb\nc\x00d", "",

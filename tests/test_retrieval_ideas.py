@@ -44,10 +44,38 @@ def test_a_question_hit_brings_the_next_line_of_its_session(cli, ws):
     assert "Teal" in context["text"]
     ranking = [r["id"] for r in context["ranking"]]
     texts = {m["id"]: m["content"] for m in context["relevantMessages"]}
-    question = next(i for i in ranking if "Did you ever finish" in texts.get(i, ""))
-    answer = ranking[ranking.index(question) + 1]
-    assert "Teal" in texts[answer]
-    assert "pair" in context["ranking"][ranking.index(answer)]["via"]
+    answer = next(i for i in ranking if "Teal" in texts.get(i, ""))
+    assert "pair" in context["ranking"][ranking.index(answer)]["via"]  # no word of its own
+    # it follows a hit: the question it answers, or the line after it, which it comes before
+    hit = ranking[ranking.index(answer) - 1]
+    assert "lexical" in context["ranking"][ranking.index(hit)]["via"]
+
+
+def test_a_best_hit_brings_the_line_before_it(cli, ws):
+    _log(cli, _chat("s1", "2026-11-02", [
+        "Maria: How was the trip?",
+        "John: Last month I drove somewhere with mountains, the views were unreal.",
+        "Maria: Did you go skiing in Banff while you were there?",
+        "John: Sadly no, the lifts were closed."]))
+    context = _context(cli, "When did John go to Banff?")
+    ranking = [r["id"] for r in context["ranking"]]
+    texts = {m["id"]: m["content"] for m in context["relevantMessages"]}
+    before = next(i for i in ranking if "drove somewhere" in texts.get(i, ""))
+    assert context["ranking"][ranking.index(before)]["via"] == ["pair"]
+    assert "Banff" in texts[ranking[ranking.index(before) - 1]]
+
+
+def test_a_pair_by_role_brings_no_line_before_it(cli, ws):
+    lines = [{"sessionId": "s1", "role": role, "content": text,
+              "createdAt": f"2026-11-02T10:{i:02d}:00Z"} for i, (role, text) in enumerate([
+                  ("user", "I painted the fence green last weekend."),
+                  ("assistant", "Green suits a garden fence."),
+                  ("user", "Which birdhouse kit should I buy?"),
+                  ("assistant", "A cedar birdhouse kit lasts longest.")])]
+    _log(cli, lines)
+    context = _context(cli, "birdhouse kit")
+    assert "Which birdhouse" in context["text"] and "cedar" in context["text"]
+    assert "fence" not in context["text"]
 
 
 def test_a_hit_that_asks_nothing_brings_no_neighbour(cli, ws):

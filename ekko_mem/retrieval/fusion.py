@@ -1,14 +1,6 @@
-"""Semantic recall's two pure steps: the nearest stored vectors to a question, and one list
-from the lexical and the vector rankings by reciprocal rank fusion.
-
-Fusion uses ranks, not scores: BM25 and cosine similarity are on scales that do not compare,
-and a rank is what each list is sure of. K = 60 and equal weights are the usual choice; on
-an earlier recall harness K = 20, or the vector list weighted
-1.5 or 2, moved recall by about a question either way, within noise, so they stay.
-"""
+"""Semantic recall's pure step with numpy: the nearest stored vectors to a question. How
+nearness joins the word scores is scoring.py's `_add_meaning`."""
 from __future__ import annotations
-
-K = 60
 
 
 def nearest(question, codes: bytes, scales: bytes, limit: int) -> list[tuple[int, float]]:
@@ -51,23 +43,3 @@ def by_signs(question, bits: bytes, limit: int) -> list[int]:
     else:
         top = np.arange(count)
     return [int(i) for i in top[np.argsort(apart[top], kind="stable")]]
-
-
-def fuse(lexical: list, vector: list) -> list:
-    """Candidates of both lists in one order: each earns 1/(K + rank) from every list it is
-    in. Its `via` gains "vector" when the vector list has it; its score becomes the fused
-    value (x1000, to read as a number). Ties keep the lexical order."""
-    fused: dict[str, float] = {}
-    by_id: dict[str, object] = {}
-    for ranked in (lexical, vector):
-        for rank, cand in enumerate(ranked, start=1):
-            fused[cand.id] = fused.get(cand.id, 0.0) + 1.0 / (K + rank)
-            by_id.setdefault(cand.id, cand)
-    for cand in vector:
-        held = by_id[cand.id]
-        if "vector" not in held.via:
-            held.via.append("vector")
-    order = sorted(by_id.values(), key=lambda c: -fused[c.id])
-    for cand in order:
-        cand.score = round(1000 * fused[cand.id], 4)
-    return order

@@ -45,8 +45,8 @@ class Queries(UseCase):
         characters included: the terms, counts, node read and scores of `context`'s recall.
         The rows `context` would take come first, best first; the rest follow, marked weak:
         those under its relevance floor, and those no word of the text finds (see `_finds`).
-        With semantic recall on, the nodes nearest in meaning are fused in as recall fuses
-        them, and a node found so is not weak."""
+        With semantic recall on, nearness in meaning adds to the scores as it does in
+        recall, and a node near enough to pass the floor is not weak."""
         from ..errors import EkkoError
         from ..retrieval import analyse, rank, score
         from .recall import _node_candidate
@@ -68,19 +68,21 @@ class Queries(UseCase):
             for node in hits:
                 pooled.setdefault(node["id"], _node_candidate(node, name))
         candidates = list(pooled.values())
-        score(_every_term_scores(query), candidates, df, total)
-        finds = _finds(query)
-        strong, _ = rank([c for c in candidates if finds(c.matched)])  # context's floor
-        kept = {c.id for c in strong}
-        ranked = strong + [c for c in rank(candidates, floor=0.0)[0] if c.id not in kept]
+        near = None
         embedder = self.stores.embedder() if stores else None
         if embedder is not None:
-            from ..retrieval.fusion import fuse
             from .semantic import vector_hits
-            ranked = fuse(ranked, vector_hits(
-                embedder, stores, text, kinds=("node",), pool=pooled, skip=set(),
-                node_filter=base, session=None, since=None, limit=pool, warnings=None))
-            kept |= {c.id for c in ranked if "vector" in c.via}
+            held = set(pooled)
+            near = vector_hits(embedder, stores, text, kinds=("node",), pool=pooled,
+                               skip=set(), node_filter=base, session=None, since=None,
+                               limit=pool, warnings=None)
+            candidates += [c for c in near if c.id not in held]
+        score(_every_term_scores(query), candidates, df, total, near)
+        finds = _finds(query)
+        strong, _ = rank([c for c in candidates
+                          if finds(c.matched) or "vector" in c.via])  # context's floor
+        kept = {c.id for c in strong}
+        ranked = strong + [c for c in rank(candidates, floor=0.0)[0] if c.id not in kept]
         return [(c.record, c.score, c.id not in kept)
                 for c in sorted(ranked, key=lambda c: c.id not in kept)]
 

@@ -9,11 +9,12 @@ from ..errors import EkkoError
 from ..ids import _ALPHABET, _encode
 from .stores import UseCase
 
-POOL = 30           # message hits read per db, at least (more for a larger budget or limit)
+POOL = 60           # message hits read per db, at least (more for a larger budget or limit)
 MAX_POOL = 200
 YEARS_BACK = 10     # earlier years tried for a date named without one
 NODE_POOL = 20      # memory nodes read per db
 SUMMARY_POOL = 30   # newest summaries scored per db
+BEFORE = 5          # best message hits without a partner by role that bring the line before
 PAIRED = 20         # hits whose other half is fetched (more for a larger budget or limit)
 KINDS = ("node", "message", "summary")
 
@@ -51,21 +52,19 @@ class Recall(UseCase):
                     warnings.append(f"{name} db search failed: {exc.message}")
         candidates = [c for c in pool.values() if c.id not in skip
                       and not (c.kind == "message" and repeats(c.text, text))]
-        score(query, candidates, df, total)
-        ranked, below = rank(candidates)
+        near = None
         if embedder is not None:
             from .semantic import vector_hits
-            from ..retrieval.fusion import fuse
-            lexical = {c.id for c in ranked}
             left_out = pool.keys() - {c.id for c in candidates}
-            hits = vector_hits(embedder, stores, text, kinds=kinds, pool=pool,
+            held = {c.id for c in candidates}
+            near = vector_hits(embedder, stores, text, kinds=kinds, pool=pool,
                                skip=skip | left_out,
                                node_filter=node_filter, session=session, since=since,
                                limit=pool_size, warnings=warnings)
-            for cand in hits:
-                if cand.id not in lexical:
-                    cand.via = []
-            ranked = fuse(ranked, hits)
+            near = [c for c in near if not (c.kind == "message" and repeats(c.text, text))]
+            candidates += [c for c in near if c.id not in held]
+        score(query, candidates, df, total, near)
+        ranked, below = rank(candidates)
         if "message" in kinds:
             partners = self._partners(stores, ranked[:max(PAIRED, pool_size // 2)], skip,
                                       since)
@@ -104,23 +103,28 @@ class Recall(UseCase):
             store.recall.row_estimate("memory_nodes") if "node" in kinds else 0)
 
     def _partners(self, stores, ranked, skip, since) -> dict:
-        """The other half of each message hit's question/answer pair, by hit id. Where the
-        roles do not pair (people talking to each other, every line logged as the user's), a
-        hit that asks something is followed by the next message of its session: its answer."""
+        """The lines that come along with each message hit, by hit id, in the order they are
+        placed after it. The other half of its question/answer pair, where the roles pair.
+        Where they do not (people talking to each other, every line logged as the user's),
+        the BEFORE best hits bring the line before them, which is what they answer or go on
+        about, and a hit that asks something brings the next line, its answer."""
         from ..retrieval import asks
-        partners = {}
+        best = [c.id for c in ranked if c.kind == "message"][:BEFORE]
+        partners: dict[str, list] = {}
         for name, store in stores:
             hits = [c for c in ranked if c.kind == "message" and c.origin == name]
             try:
                 found = store.recall.message_partners([c.id for c in hits])
+                before = store.recall.previous_messages(
+                    [c.id for c in hits if c.id in best and c.id not in found])
                 found.update(store.recall.next_messages(
                     [c.id for c in hits if c.id not in found and asks(c.text)]))
             except EkkoError:
                 continue
-            for hit_id, other in found.items():
+            for hit_id, other in [*before.items(), *found.items()]:
                 if other["id"] in skip or (since is not None and other["createdAt"] < since):
                     continue
-                partners[hit_id] = _message(other, name)
+                partners.setdefault(hit_id, []).append(_message(other, name))
         return partners
 
     # -- messages whose memory is gone -----------------------------------------------------

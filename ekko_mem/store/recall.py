@@ -203,13 +203,21 @@ class RecallStore(Part):
     def next_messages(self, ids: list[str]) -> dict[str, dict]:
         """For each message id, the message logged right after it in its session, whatever
         its role. One statement along the session index, then the rows by id."""
+        return self._beside(ids, after=True)
+
+    def previous_messages(self, ids: list[str]) -> dict[str, dict]:
+        """For each message id, the message logged right before it in its session."""
+        return self._beside(ids, after=False)
+
+    def _beside(self, ids: list[str], *, after: bool) -> dict[str, dict]:
         if not ids:
             return {}
+        order, way = ("", ">") if after else (" desc", "<")
         pairs = self.db.all(
             "select m.id, (select n.id from memory_messages n where n.session_id ="
-            " m.session_id and (n.created_at, n.rowid) > (m.created_at, m.rowid) order by"
-            " n.created_at, n.rowid limit 1) from json_each(?) hit cross join memory_messages m"
-            " on m.id = hit.value", (json.dumps(ids),))
+            f" m.session_id and (n.created_at, n.rowid) {way} (m.created_at, m.rowid) order by"
+            f" n.created_at{order}, n.rowid{order} limit 1) from json_each(?) hit cross join"
+            " memory_messages m on m.id = hit.value", (json.dumps(ids),))
         found = {m["id"]: m for m in MessageStore(self.db).get_messages(
             [other for _, other in pairs if other])}
         return {mid: found[other] for mid, other in pairs if other in found}
