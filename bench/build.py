@@ -37,7 +37,8 @@ def label(size: int) -> str:
 def bench_env(home: Path) -> dict:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith("EKKO_") and k != "PYTHONDONTWRITEBYTECODE"}
-    env.update(EKKO_HOME=str(home), EKKO_USER="bench")
+    # the lexical workspaces: semantic recall is on by default where the extra is installed
+    env.update(EKKO_HOME=str(home), EKKO_USER="bench", EKKO_SEMANTIC="off")
     return env
 
 

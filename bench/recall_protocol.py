@@ -128,8 +128,8 @@ def harness_run(retriever: str, data: Path, budget: int, ekko_bin: Path, limit: 
                  "--cmd-timeout", CMD_TIMEOUT]
         env.update(EKKO_PRINTED="1", EKKO_BUDGET=str(budget), EKKO_BIN=str(ekko_bin),
                    EKKO_RETRIEVER_CMD=f"{shlex.quote(sys.executable)} {ADAPTER}")
-        if retriever == "semantic":
-            env["EKKO_CONFIG_SET"] = "retrieval.semantic=true"
+        # semantic recall is on by default where the extra is installed: say which
+        env["EKKO_CONFIG_SET"] = f"retrieval.semantic={str(retriever == 'semantic').lower()}"
     if limit:
         argv += ["--limit-convs", str(limit)]
     return Run(retriever, argv, env)

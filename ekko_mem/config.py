@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import os
 
-from .config_values import (DEFAULTS, SETTINGS, check, describe, did_you_mean, known,
-                            misplaced, shown, unavailable)
+from .config_values import (AUTO, DEFAULTS, SEMANTIC_ENV, SETTINGS, auto, auto_problem, check,
+                            describe, did_you_mean, known, misplaced, shown, unavailable)
 from .errors import Rejected, Step
 
 
@@ -64,21 +64,36 @@ class Entry:
 
 
 class Config:
-    """Both files as read: the entries in file order (user, then workspace), the problems."""
+    """Both files as read: the entries in file order (user, then workspace), the problems.
+    A default that depends on the machine (AUTO) is worked out from `environ` when read."""
 
-    def __init__(self, entries=(), problems=()) -> None:
+    def __init__(self, entries=(), problems=(), environ=None) -> None:
         self.entries = list(entries)
         self.problems = list(problems)
+        self.environ = os.environ if environ is None else environ
         self.accepted = False
         self.values: dict = {}
         self.sources: dict = {}
+        self._auto: dict = {}
         for entry in self.entries:  # later files win; a bad value is skipped
             if entry.problem is None:
                 self.values[entry.key] = entry.value
                 self.sources[entry.key] = entry.path
 
     def get(self, dotted: str, default=None):
-        return self.values.get(dotted, DEFAULTS.get(dotted, default))
+        if dotted in self.values:
+            return self.values[dotted]
+        value = DEFAULTS.get(dotted, default)
+        return self.default(dotted)[0] if value is AUTO else value
+
+    def default(self, key: str) -> tuple:
+        """(value, source) of `key` where no file sets it: "default", or for an AUTO
+        default what decided it ("auto: installed", "EKKO_SEMANTIC=off")."""
+        if DEFAULTS.get(key) is not AUTO:
+            return DEFAULTS.get(key), "default" if key in DEFAULTS else None
+        if key not in self._auto:
+            self._auto[key] = auto(self.environ)
+        return self._auto[key]
 
     def check(self, *, optional: bool = False, listed: bool = False) -> Config:
         """This config, or the first problem (exit 4) naming its file, line, key and fix.
@@ -114,8 +129,8 @@ class Config:
                              if problem.line else problem.what})
             elif self.get(key) is not None:
                 rows.append({"key": key, "value": self.get(key),
-                             "source": self.sources.get(key, "default"),
-                             "description": SETTINGS[key].help})
+                             "source": self.sources[key] if key in self.values
+                             else self.default(key)[1], "description": SETTINGS[key].help})
         return rows
 
     def lookup(self, key: str) -> tuple:
@@ -125,12 +140,14 @@ class Config:
         for problem in reversed(self.problems):
             if problem.key is None:  # an unreadable file: what it says of `key` is unknown
                 raise problem.error()
+            if problem.level == "environment" and problem.key == key:
+                raise problem.error()
         entry = self.winner(key)
         if entry is not None and entry.problem is not None and not entry.problem.optional:
             raise entry.problem.error()
         if entry is not None:
             return entry.value, entry.path
-        return DEFAULTS.get(key), "default" if key in DEFAULTS else None
+        return self.default(key)
 
 
 def files(user_home: str, workspace_root: str | None) -> list[tuple[str, str]]:
@@ -141,14 +158,20 @@ def files(user_home: str, workspace_root: str | None) -> list[tuple[str, str]]:
     return found
 
 
-def load(user_home: str, workspace_root: str | None) -> Config:
+def load(user_home: str, workspace_root: str | None, environ=None) -> Config:
+    environ = os.environ if environ is None else environ
     entries: list[Entry] = []
     problems: list[Problem] = []
     for level, path in files(user_home, workspace_root):
         read, trouble = _read(level, path)
         entries += read
         problems += trouble
-    return Config(entries, problems)
+    wrong = auto_problem(environ)
+    if wrong is not None:  # as a bad value in a file: refused, or done without by context
+        problems.append(Problem("the environment", "environment", wrong,
+                                key="retrieval.semantic",
+                                hint=f"unset {SEMANTIC_ENV}, or set it to on, off or auto"))
+    return Config(entries, problems, environ)
 
 
 class _NotRegular(Exception):
@@ -242,7 +265,7 @@ def _on(level: str) -> tuple:
 def _fix(key: str, level: str) -> Step:
     """Back to the default where there is one, else the setting gone."""
     default = SETTINGS[key].default
-    if default is None:
+    if default is None or default is AUTO:
         return Step(*_on(level), command="config unset", target=key)
     import shlex
     from .config_edit import toml_value

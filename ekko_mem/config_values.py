@@ -12,6 +12,17 @@ BUDGET_MAX = 1_000_000
 _INT_MAX = (1 << 63) - 1  # what a TOML integer holds
 
 
+class Auto:
+    """A default worked out when it is read, from the machine (`auto`), not written down."""
+
+    def __repr__(self) -> str:
+        return "auto"
+
+
+AUTO = Auto()
+SEMANTIC_ENV = "EKKO_SEMANTIC"  # what an unset retrieval.semantic means: on, off or auto
+
+
 class Setting:
     """One key: what kind of value it takes, what it is for, its default, and its bounds.
     `user_only`: only the user's own config.toml may set it (see `misplaced`)."""
@@ -41,7 +52,8 @@ SETTINGS = {s.key: s for s in (
     Setting("sensitive.policy", "text", "confirm (default), refuse or allow", "confirm",
             choices=("confirm", "refuse", "allow")),
     Setting("retrieval.semantic", "bool",
-            "rank by meaning too (needs the [semantic] extra; see `ekko-mem index`)", False),
+            "rank by meaning too; unset, it is on where the [semantic] extra is installed"
+            f" ({SEMANTIC_ENV}=off or on says otherwise; see `ekko-mem index`)", AUTO),
     Setting("hooks.session", "name", "session that the git hook logs commits into", "git"),
     Setting("hooks.trailers", "bool",
             "record commit trailers (Decision, Constraint, Todo, Done; 决定, 约束, 待办, 完成)",
@@ -164,6 +176,26 @@ _CHECKS = {"int": _whole, "seconds": _seconds, "text": _text, "name": _name,
            "rules": _rules}
 
 
+def auto(environ) -> tuple:
+    """(value, where it comes from) of retrieval.semantic, the setting whose default is AUTO:
+    what EKKO_SEMANTIC says, else on exactly where the [semantic] extra can be imported (a
+    lookup: nothing is imported to decide)."""
+    word = environ.get(SEMANTIC_ENV, "").strip().lower()
+    if word in _WORDS:
+        return _WORDS[word], f"{SEMANTIC_ENV}={word}"
+    from .embedding import available
+    missing = available()
+    return missing is None, "auto: installed" if missing is None else "auto: not installed"
+
+
+def auto_problem(environ) -> str | None:
+    """What is wrong with EKKO_SEMANTIC, or None (unset, auto, or a yes or a no)."""
+    word = environ.get(SEMANTIC_ENV, "").strip().lower()
+    if word in ("", "auto") or word in _WORDS:
+        return None
+    return f"{SEMANTIC_ENV} must be on, off or auto, not {environ[SEMANTIC_ENV]!r}"
+
+
 def unavailable(key: str, value) -> str | None:
     """A right value whose feature cannot work here (an optional package missing)."""
     if key == "context.counter" and value in COUNTERS and value != "estimate":
@@ -216,6 +248,8 @@ def parse(key: str, text: str):
 def _usual(setting: Setting) -> str:
     if setting.default is None:
         return "leave it unset for none ('ekko-mem config' lists the settings)"
+    if setting.default is AUTO:
+        return "or leave it unset to decide by what is installed"
     from .config_edit import toml_value
     return f"the default is {toml_value(setting.default)}"
 

@@ -56,6 +56,10 @@ def _isolate(monkeypatch, home: Path) -> None:
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("EKKO_HOME", str(home))
     monkeypatch.setenv("EKKO_USER", "tester")
+    # Where the [semantic] extra is installed, semantic recall is on unless a config says
+    # otherwise: the tests stay lexical (fast, and the rankings they pin) unless they set
+    # retrieval.semantic themselves or take this variable away.
+    monkeypatch.setenv("EKKO_SEMANTIC", "off")
 
 
 @pytest.fixture

@@ -96,3 +96,8 @@ def test_semantic_recall_still_joins_a_query(cli, ws):
     assert cli("config", "set", "retrieval.semantic", "true").code == 0
     assert cli("index", "-q").code == 0
     assert _cli_titles(cli, "你有宠物吗")[:1] == ["我养了一只猫，叫小橘"]
+    # nearness alone is not enough for an unrelated question: the only memory is not brought
+    assert _cli_titles(cli, "how do I configure nginx?") == []
+    context = cli("context", "how do I configure nginx?", "--json").json()
+    assert context["relevantNodes"] == [] and context["ranking"] == []
+    assert cli("context", "你有宠物吗", "--json").json()["relevantNodes"] != []

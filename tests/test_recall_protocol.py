@@ -144,7 +144,9 @@ def test_the_commands_are_the_readmes(tmp_path, monkeypatch):
                                 "--printed", "--cmd-timeout", "3600"]
     assert {k: v for k, v in lexical.env.items() if k.startswith("EKKO_")} == {
         "EKKO_PRINTED": "1", "EKKO_BUDGET": "500", "EKKO_BIN": str(ekko),
-        "EKKO_RETRIEVER_CMD": f"{sys.executable} ekko_adapter.py"}
+        "EKKO_RETRIEVER_CMD": f"{sys.executable} ekko_adapter.py",
+        # lexical means lexical where the extra is installed too (semantic is on by default)
+        "EKKO_CONFIG_SET": "retrieval.semantic=false"}
     semantic = harness_run("semantic", data, 500, ekko)
     assert semantic.env["EKKO_CONFIG_SET"] == "retrieval.semantic=true"
     assert "--printed" in semantic.argv

@@ -157,3 +157,12 @@ def test_the_ascii_fast_path_splits_as_the_general_one(text):
     from ekko_mem.tokens import runs
     # " 香" makes the text non-ASCII, so it takes the general path
     assert runs(text) == [r for r in runs(text + " 香") if r != "香"]
+
+
+def test_only_near_meanings_count_without_a_word():
+    from ekko_mem.retrieval import by_meaning
+    found, near, far, stray = (_cand(i, "x") for i in ("found", "near", "far", "stray"))
+    hits = [(near, 0.86), (found, 0.70), (far, 0.79), (stray, 0.805)]
+    # a word found `found`; `far` is under the floor, `stray` too far behind the nearest
+    assert [c.id for c in by_meaning(hits, {"found"})] == ["near", "found"]
+    assert by_meaning([(stray, 0.805)], set()) == [stray]

@@ -6,6 +6,7 @@ service ties the two together (service/recall.py).
 from __future__ import annotations
 
 from .analysis import Query, analyse
-from .scoring import Candidate, asks, rank, score, with_partners
+from .scoring import Candidate, asks, by_meaning, rank, score, with_partners
 
-__all__ = ["Query", "analyse", "Candidate", "asks", "rank", "score", "with_partners"]
+__all__ = ["Query", "analyse", "Candidate", "asks", "by_meaning", "rank", "score",
+           "with_partners"]

@@ -53,22 +53,26 @@ class Messages(UseCase):
         store.messages.append_messages([msg])
         return msg
 
-    def log_jsonl(self, lines, *, session: str | None = None,
-                  confirm: bool = False) -> list[dict]:
+    def log_jsonl(self, lines, *, session: str | None = None, confirm: bool = False,
+                  progress=None) -> list[dict]:
         """Append many messages from JSON lines in one transaction; one bad line rejects all."""
-        return list(self.log_lines(lines, session=session, confirm=confirm))
+        return list(self.log_lines(lines, session=session, confirm=confirm, progress=progress))
 
-    def log_lines(self, lines, *, session: str | None = None, confirm: bool = False):
+    def log_lines(self, lines, *, session: str | None = None, confirm: bool = False,
+                  progress=None):
         """log_jsonl for input of any length, in two passes. The first reads and checks
         every line and stages the messages in a private scratch db (memory stays flat and
         the log is not locked meanwhile); the second checks what the log holds again and
-        writes them in one transaction. One bad line still rejects all. Yields the messages
-        written, once committed."""
+        writes them in one transaction. One bad line still rejects all. With semantic recall
+        on, their vectors are made after that commit (`progress(done, total)` after each
+        batch). Yields the messages written, once committed."""
         from ..store.transfer import ImportIndex
+        from .semantic import vectors_after
         index = ImportIndex()
         try:
             self._check_lines(index, lines, session, confirm)
-            self._write_staged(index)
+            with vectors_after({"workspace": self.store}, progress):
+                self._write_staged(index)
         except BaseException:
             index.close()
             raise

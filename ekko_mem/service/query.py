@@ -48,7 +48,7 @@ class Queries(UseCase):
         With semantic recall on, nearness in meaning adds to the scores as it does in
         recall, and a node near enough to pass the floor is not weak."""
         from ..errors import EkkoError
-        from ..retrieval import analyse, rank, score
+        from ..retrieval import analyse, by_meaning, rank, score
         from .recall import _node_candidate
         query = analyse(text, self.env.now())
         pooled: dict = {}
@@ -73,9 +73,9 @@ class Queries(UseCase):
         if embedder is not None:
             from .semantic import vector_hits
             held = set(pooled)
-            near = vector_hits(embedder, stores, text, kinds=("node",), pool=pooled,
-                               skip=set(), node_filter=base, session=None, since=None,
-                               limit=pool, warnings=None)
+            near = by_meaning(vector_hits(
+                embedder, stores, text, kinds=("node",), pool=pooled, skip=set(),
+                node_filter=base, session=None, since=None, limit=pool, warnings=None), held)
             candidates += [c for c in near if c.id not in held]
         score(_every_term_scores(query), candidates, df, total, near)
         finds = _finds(query)

@@ -31,7 +31,7 @@ class Recall(UseCase):
         when given, gets the nodes the words match that are no longer active (their ids,
         statuses and sources), so that their source messages can be told apart."""
         pool_size = max(POOL, min(MAX_POOL, room))
-        from ..retrieval import analyse, rank, score, with_partners
+        from ..retrieval import analyse, by_meaning, rank, score, with_partners
         query = analyse(text, self.env.now())
         out = {"query": query, "ranked": [], "considered": 0, "belowFloor": 0}
         embedder = self.stores.embedder(warnings) if stores and text.strip() else None
@@ -57,11 +57,12 @@ class Recall(UseCase):
             from .semantic import vector_hits
             left_out = pool.keys() - {c.id for c in candidates}
             held = {c.id for c in candidates}
-            near = vector_hits(embedder, stores, text, kinds=kinds, pool=pool,
+            hits = vector_hits(embedder, stores, text, kinds=kinds, pool=pool,
                                skip=skip | left_out,
                                node_filter=node_filter, session=session, since=since,
                                limit=pool_size, warnings=warnings)
-            near = [c for c in near if not (c.kind == "message" and repeats(c.text, text))]
+            near = [c for c in by_meaning(hits, held)
+                    if not (c.kind == "message" and repeats(c.text, text))]
             candidates += [c for c in near if c.id not in held]
         score(query, candidates, df, total, near)
         ranked, below = rank(candidates)

@@ -1,14 +1,21 @@
-"""Semantic recall: the vector candidate list for a question, and `ekko-mem index`, which
-embeds what a db holds without vectors (rows written before it was switched on, imports).
+"""Semantic recall: the vector candidate list for a question; the vectors of a bulk write,
+made after its commit; and `ekko-mem index`, which embeds what a db holds without vectors
+(rows written before it was switched on).
 """
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 from ..errors import EkkoError, Rejected
 from .stores import UseCase
 
 VECTOR_POOL = 30    # nearest rows read per kind and db; the fused list keeps the best
 EXACT_MAX = 20_000  # vectors of one kind compared one by one; past this, sign bits first
-PREFILTER = 512     # rows the sign bits keep for the exact comparison
+PREFILTER = 512     # rows a first, coarser pass keeps for the exact comparison
+PLAIN_EXACT = 4_096  # in plain Python, past this many vectors of a kind the question's
+                     # largest dimensions pick PREFILTER rows first (int8.prefilter)
+PLAIN_MAX = 25_000  # plain Python's work on one question, in vectors compared in full (about
+                    # 60 ms here): past it, importing numpy costs less
 BATCH = 64          # rows embedded per transaction by `index`: an interrupted run keeps
                     # every finished batch, and the next run starts after it
 
@@ -16,18 +23,20 @@ BATCH = 64          # rows embedded per transaction by `index`: an interrupted r
 def vector_hits(embedder, stores, text: str, *, kinds, pool: dict, skip: set, node_filter,
                 session: str | None, since: str | None, limit: int,
                 warnings: list | None) -> list:
-    """Candidates nearest to `text` in meaning across `stores`, best first. A candidate
-    the lexical pool already holds is reused (so it keeps its lexical score); the others
-    are read and filtered as the lexical search filters them."""
-    question = embedder.question(text)
+    """(candidate, similarity) of those nearest to `text` in meaning across `stores`, best
+    first. A candidate the lexical pool already holds is reused (so it keeps its lexical
+    score); the others are read and filtered as the lexical search filters them."""
+    kinds = [k for k in kinds if k != "node" or node_filter is not None]
+    work = _work(stores, kinds, embedder.model)
+    if not work:  # nothing to compare with: the question is not embedded either
+        return []
+    math, question = _arithmetic(work, embedder.question(text))
     found: list[tuple[float, int, object]] = []
     for name, store in stores:
         try:
             for kind in kinds:
-                if kind == "node" and node_filter is None:
-                    continue
                 near = _nearest(store, kind, embedder.model, question,
-                                min(limit, VECTOR_POOL))
+                                min(limit, VECTOR_POOL), math)
                 wanted: list[tuple[float, str]] = []
                 for (_, cosine), (ref, partner) in zip(near, store.vectors.refs_at(
                         [slot for slot, _ in near])):
@@ -44,30 +53,67 @@ def vector_hits(embedder, stores, text: str, *, kinds, pool: dict, skip: set, no
     found.sort(key=lambda hit: (hit[0], hit[1]), reverse=True)
     seen: set[str] = set()
     out = []
-    for _, _, cand in found:
+    for cosine, _, cand in found:
         if cand.id not in seen:
             seen.add(cand.id)
-            out.append(cand)
+            out.append((cand, cosine))
     return out[:2 * limit]
 
 
-def _nearest(store, kind: str, model: str, question, limit: int) -> list:
+def _work(stores, kinds, model: str) -> int:
+    """What comparing a question with the vectors of `stores` costs, in vectors compared in
+    full (a comparison on some dimensions, or by sign bits, counting less)."""
+    work = 0
+    for _, store in stores:
+        try:
+            for kind in kinds:
+                held = store.vectors.held(kind, model)
+                work += (held if held <= PLAIN_EXACT else held // 3 + PREFILTER
+                         if held <= EXACT_MAX else held * 2 // 5 + PREFILTER)
+        except EkkoError:  # the search itself reports it
+            continue
+    return work
+
+
+def _arithmetic(work: int, question) -> tuple:
+    """What compares `question` with the stored vectors, and the question as it takes it:
+    plain Python (`int8`, a list of floats) while that costs less than importing numpy,
+    else numpy (`retrieval.fusion`, an array). Decided by the size of the dbs alone, so the
+    same db answers the same way in every process."""
+    if work <= PLAIN_MAX:
+        from ..retrieval import int8
+        return int8, question
+    import numpy as np
+
+    from ..retrieval import fusion
+    return fusion, np.asarray(question, dtype=np.float32)
+
+
+def _nearest(store, kind: str, model: str, question, limit: int, math) -> list:
     """((block id, slot), similarity) of the `limit` vectors closest to `question`. Up to
-    EXACT_MAX vectors every one is compared; past that, the sign bits (48 bytes a vector
-    instead of 384) pick PREFILTER rows first and only those are compared exactly."""
-    from ..retrieval.fusion import by_signs, nearest
+    EXACT_MAX vectors every one is compared (in plain Python, past PLAIN_EXACT, only the
+    PREFILTER rows closest on the question's largest dimensions); past that, the sign bits
+    (48 bytes a vector instead of 384) pick PREFILTER rows first and only those are
+    compared exactly."""
+    from ..retrieval import int8
     large = store.vectors.holds_more_than(kind, model, EXACT_MAX)
     blocks, sizes, data, scales = store.vectors.blocks(kind, model, bits=large)
     starts, at = [], 0
     for size in sizes:
         starts.append(at)
         at += size
-    if not large:
+    if large:
+        kept = [_slot(row, blocks, starts)
+                for row in math.by_signs(question, data, PREFILTER)]
+        codes, scales = store.vectors.codes_at(kept, len(question))
+    elif math is int8 and at > PLAIN_EXACT:
+        rows = int8.prefilter(question, data, scales, PREFILTER)
+        kept = [_slot(row, blocks, starts) for row in rows]
+        codes, scales = int8.rows(data, rows, len(question)), int8.rows(scales, rows, 4)
+    else:
         return [(_slot(row, blocks, starts), sim)
-                for row, sim in nearest(question, data, scales, limit)]
-    kept = [_slot(row, blocks, starts) for row in by_signs(question, data, PREFILTER)]
-    codes, scales = store.vectors.codes_at(kept, len(question))
-    return [(kept[row], sim) for row, sim in nearest(question, codes, scales, limit)]
+                for row, sim in math.nearest(question, data, scales, limit)]
+    return [(kept[row], sim) for row, sim in math.nearest(question, codes, scales, limit)]
 
 
 def _slot(row: int, blocks: list[int], starts: list[int]) -> tuple[int, int]:
@@ -93,6 +139,70 @@ def _records(kind, name, store, ids, pool, node_filter, session, since, text) ->
                                            limit=len(missing)):
             have[node["id"]] = pool.setdefault(node["id"], _node_candidate(node, name))
     return have  # summaries: only the current ones, which the lexical pool already holds
+
+
+@contextmanager
+def vectors_after(stores: dict, progress=None):
+    """The rows a bulk write puts in `stores` (name: store) get their vectors after the
+    block, BATCH rows a transaction, instead of inside its transaction: embedding takes
+    ~10-40 ms a row, and a write lock held that long makes every other writer (a `log` from
+    a git hook) give up after the busy timeout. A run cut short keeps its rows and its
+    finished batches; `ekko-mem index` does the rest. `progress(done, total)` after each
+    batch. A store added to `stores` inside the block is held once `hold` is called."""
+    for store in stores.values():
+        hold(store)
+    try:
+        yield
+    except BaseException:
+        for store in stores.values():
+            store.db.embed_later = None
+        raise
+    noted = []
+    for store in stores.values():
+        noted += [(store, row) for row in store.db.embed_later or ()]
+        store.db.embed_later = None
+    for first in range(0, len(noted), BATCH):
+        batch = noted[first:first + BATCH]
+        for store in {id(s): s for s, _ in batch}.values():
+            _embed_rows(store, [row for s, row in batch if s is store])
+        if progress is not None:
+            progress(first + len(batch), len(noted))
+
+
+def hold(store) -> None:
+    """Note the rows written to `store` for vectors_after rather than embed them now."""
+    if store.db.embed_later is None:
+        store.db.embed_later = []
+
+
+def _embed_rows(store, rows: list[tuple[str, str]]) -> None:
+    """Vectors for (kind, id) rows; rows gone meanwhile are skipped. A db another process
+    keeps locked leaves them without vectors, and a note says so."""
+    from ..store.vectors import node_text, summary_text
+    ids = {kind: [i for k, i in rows if k == kind] for kind in ("message", "node", "summary")}
+    units = store.vectors.message_units(store.messages.get_messages(ids["message"])
+                                        if ids["message"] else [])
+    units += [(i, "node", None, node_text(n)) for i, n in
+              ((i, store.nodes.get_node(i)) for i in ids["node"]) if n]
+    units += [(i, "summary", None, summary_text(m)) for i, m in
+              ((i, store.summaries.get_summary(i)) for i in ids["summary"]) if m]
+    try:
+        embed_units(store, store.db.embedder, units)
+    except EkkoError as exc:
+        store.db.embedder.failed(exc.message)
+
+
+def embed_units(store, embedder, units: list) -> None:
+    """Vectors for (ref id, kind, partner id, text) units, made before the write transaction
+    and stored in it: the lock is held for milliseconds, not for the model, so a writer
+    waiting on the db gets in between two batches."""
+    coded = embedder.passages([text for *_, text in units]) if units else None
+    if coded is None:
+        return
+    with store.db.atomic():
+        kept = store.vectors.present(units)
+        store.vectors.put([u for u, keep in zip(units, kept) if keep],
+                          [c for c, keep in zip(coded, kept) if keep])
 
 
 class Indexer(UseCase):
@@ -127,12 +237,13 @@ class Indexer(UseCase):
 
         def embed(kind, read, text) -> int:
             ids = vectors.unembedded(kind, embedder.model, BATCH)
-            vectors.put([(i, kind, None, text(read(i))) for i in ids])
+            embed_units(store, embedder, [(i, kind, None, text(row)) for i, row in
+                                          ((i, read(i)) for i in ids) if row])
             return len(ids)
 
         def embed_messages() -> int:
             batch = vectors.unembedded_messages(embedder.model, BATCH)
-            vectors.index_messages(batch)
+            embed_units(store, embedder, vectors.message_units(batch))
             return len(batch)
 
         steps = [embed_messages, lambda: embed("node", store.nodes.get_node, node_text),
@@ -140,8 +251,7 @@ class Indexer(UseCase):
         report(0)
         for step in steps:  # each batch its own transaction: an interrupted run resumes
             while True:
-                with store.db.atomic():
-                    count = step()
+                count = step()
                 report(count)
                 if count < BATCH:
                     break

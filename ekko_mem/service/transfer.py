@@ -99,17 +99,21 @@ class Transfer(UseCase):
         write_atomically(path, lines)
 
     # -- import ------------------------------------------------------------------------------
-    def import_lines(self, lines, *, confirm: bool = False, allow_erased: bool = False) -> dict:
+    def import_lines(self, lines, *, confirm: bool = False, allow_erased: bool = False,
+                     progress=None) -> dict:
         """Import export lines: a list of them, a one-shot iterator (copied aside first) or
         what `transfer_files.open_import` opened. Nothing is held but a batch at a time.
         What a tombstone names (erased here since the export was taken) is skipped and
-        counted, unless `allow_erased`."""
+        counted, unless `allow_erased`. With semantic recall on, vectors are made after
+        the commit (`progress(done, total)` after each batch)."""
         from ..store.transfer import atomic_together, roomy_cache
+        from .semantic import hold, vectors_after
         with readable(lines) as source, ExitStack() as stack:
             stores = {"workspace": self.store}
             user = self.stores.user_store()
             if user is not None:
                 stores["user"] = user
+            stack.enter_context(vectors_after(stores, progress))  # left last: after commit
             # Checked without the write locks, so other processes go on writing meanwhile
             # and a refusal or a question never takes them; what they committed before the
             # locks were taken is read again under the locks (_still_holds).
@@ -127,6 +131,7 @@ class Transfer(UseCase):
                 # Made only once the file is known good, locked last as above. Should another
                 # process have made it meanwhile and written to it, it is checked again.
                 stores["user"] = self.stores.user_store(create=True)
+                hold(stores["user"])
                 held.take(stores["user"].db)
                 again = bool(stores["user"].nodes.count_nodes())
             if again or not self._still_holds(index, stores, marks):

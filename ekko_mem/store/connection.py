@@ -122,6 +122,10 @@ class Connection:
         # Set by the service when semantic recall is on: writes then embed their rows
         # (store/vectors.py) in the same transaction.
         self.embedder = None
+        # A list while a bulk write runs: its rows are noted here, (kind, id), instead of
+        # embedded, and get their vectors after its commit (service/semantic.py), so the
+        # write lock is held as long as the rows take, not the model.
+        self.embed_later: list | None = None
         # The FTS indexes rows were hard-deleted from since their last merge: an erasure
         # merges those (NodeStore.optimize_fts), and only those.
         self.fts_deleted: set[str] = set()

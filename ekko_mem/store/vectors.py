@@ -32,6 +32,15 @@ class VectorStore(Part):
         embedder = self.db.embedder
         if embedder is None or not messages or not embedder.on():
             return 0
+        if self.db.embed_later is not None:
+            self.db.embed_later += [("message", msg["id"]) for msg in messages]
+            return 0
+        units = self.message_units(messages)
+        return len(units) if self.put(units) else 0
+
+    def message_units(self, messages: list[dict]) -> list[tuple[str, str, str | None, str]]:
+        """The rows that stand for `messages` (in the order written): a reply and the
+        question just before it in its session as one, anything else on its own."""
         units: dict[str, tuple[str | None, str]] = {}   # ref id -> (partner id, text)
         last: dict[str, dict | None] = {}
         for msg in messages:
@@ -43,13 +52,7 @@ class VectorStore(Part):
             else:
                 units[msg["id"]] = (None, msg["content"])
             last[sid] = msg
-        if not self.put([(ref, "message", partner, text)
-                         for ref, (partner, text) in units.items()]):
-            return 0
-        partners = [p for p, _ in units.values() if p]
-        if partners:  # a question embedded alone before its reply came
-            self.drop(partners, partners=False)
-        return len(units)
+        return [(ref, "message", partner, text) for ref, (partner, text) in units.items()]
 
     def enabled(self) -> bool:
         return self.db.embedder is not None and self.db.embedder.on()
@@ -62,23 +65,48 @@ class VectorStore(Part):
         if self.db.embedder is not None and self.db.embedder.on():
             self.put([(summary["id"], "summary", None, summary_text(summary))])
 
-    def put(self, units: list[tuple[str, str, str | None, str]]) -> bool:
-        """(ref id, kind, partner id, text) rows, embedded with the db's embedder and appended
-        to the open block of their kind; False when the model could not run (the rows then
-        stand without vectors)."""
+    def put(self, units: list[tuple[str, str, str | None, str]], coded=None) -> bool:
+        """(ref id, kind, partner id, text) rows, embedded with the db's embedder (or given
+        as `coded`, made before the transaction) and appended to the open block of their
+        kind; a pair's question loses the vector it had alone. False when the model could
+        not run (the rows then stand without vectors) or a bulk write noted them for later
+        (`db.embed_later`)."""
         embedder = self.db.embedder
         if not units:
             return True
-        coded = embedder.passages([text for *_, text in units])
         if coded is None:
-            return False
-        self.drop([ref for ref, *_ in units], partners=False)
+            if self.db.embed_later is not None:
+                self.db.embed_later += [(kind, ref) for ref, kind, *_ in units]
+                return False
+            coded = embedder.passages([text for *_, text in units])
+            if coded is None:
+                return False
+        # a question embedded alone before its reply came
+        self.drop([ref for ref, *_ in units] + [p for _, _, p, _ in units if p],
+                  partners=False)
         by_kind: dict[str, list] = {}
         for (ref, kind, partner, _), (scale, codes, bits) in zip(units, coded):
             by_kind.setdefault(kind, []).append((ref, partner, scale, codes, bits))
         for kind, rows in by_kind.items():
             self._append(kind, embedder.model, rows)
         return True
+
+    def present(self, units: list[tuple[str, str, str | None, str]]) -> list[bool]:
+        """Whether each unit's row (and its partner) is still there: vectors made outside
+        a transaction are written only for rows no one erased meanwhile."""
+        tables = {"message": "memory_messages", "node": "memory_nodes",
+                  "summary": "memory_summaries"}
+        held: set[str] = set()
+        for kind, table in tables.items():
+            ids = sorted({i for ref, k, partner, _ in units if k == kind
+                          for i in (ref, partner) if i})
+            for first in range(0, len(ids), 500):
+                chunk = ids[first:first + 500]
+                marks = ",".join("?" * len(chunk))
+                held |= {r[0] for r in self.db.all(
+                    f"select id from {table} where id in ({marks})", chunk)}
+        return [ref in held and (partner is None or partner in held)
+                for ref, _, partner, _ in units]
 
     def _append(self, kind: str, model: str, rows: list) -> None:
         import struct
@@ -162,9 +190,12 @@ class VectorStore(Part):
     def holds_more_than(self, kind: str, model: str, count: int) -> bool:
         """Whether there are more than `count` vectors of `kind` (counted in whole blocks:
         the block index answers without reading a block)."""
-        blocks = self.db.one("select count(*) from memory_vector_blocks where kind = ? and"
-                             " model = ?", (kind, model))[0]
-        return blocks * BLOCK > count
+        return self.held(kind, model) > count
+
+    def held(self, kind: str, model: str) -> int:
+        """At most how many vectors of `kind` made by `model` there are (whole blocks)."""
+        return self.db.one("select count(*) from memory_vector_blocks where kind = ? and"
+                           " model = ?", (kind, model))[0] * BLOCK
 
     def blocks(self, kind: str, model: str, *, bits: bool = False
                ) -> tuple[list[int], list[int], bytes, bytes]:
