@@ -173,6 +173,8 @@ SAFE_SQL_NAMES = {
     # reviewed: store/recall.py `_beside` (a comparison and a sort direction, one of two
     # fixed pairs)
     "way",
+    # reviewed: store/nodes.py (a fixed ORDER BY of column names)
+    "RANK_ORDER",
 }
 
 

@@ -198,14 +198,16 @@ def test_migrate_status_and_dry_run(cli, ws):
                               [10, "m010_slim_audit_node_index"],
                               [11, "m011_index_audit_copies_by_reference"],
                               [12, "m012_mark_audit_differences"],
-                              [13, "m013_create_tombstones"]]
+                              [13, "m013_create_tombstones"],
+                              [14, "m014_rank_index_holds_category"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
     assert applied["appliedNow"] == ["m008_create_vectors", "m009_slim_node_indexes",
                                      "m010_slim_audit_node_index",
                                      "m011_index_audit_copies_by_reference",
                                      "m012_mark_audit_differences",
-                                     "m013_create_tombstones"]
+                                     "m013_create_tombstones",
+                                     "m014_rank_index_holds_category"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

@@ -268,10 +268,12 @@ def pack_context(gathered, text, budget, count, counter_name, with_input, markdo
                  header=None) -> dict:
     """The context the design returns: the gathered records packed into the budget, with its
     text and what was used, cut and why."""
-    _mask_for_model(gathered)
+    count = _remembering(count)
+    sections = _sections(gathered["nodes"])
+    placed = {n["id"] for group in sections.values() for n in group}
+    _mask_for_model(gathered, placed)
     nodes = gathered["nodes"]
     sections = _sections(nodes)
-    placed = {n["id"] for group in sections.values() for n in group}
     # Fixed nodes past their section's size join the ranked list, after its hits.
     ranked = gathered["ranked"] + [_as_candidate(n) for n in nodes if n["id"] not in placed]
     chinese = topics.language_of(text, [n["title"] for n in nodes[:10]])
@@ -311,6 +313,19 @@ def pack_context(gathered, text, budget, count, counter_name, with_input, markdo
         },
         "text": body,
     }
+
+
+def _remembering(count):
+    """The counter, each text counted once: packing measures the same items at every room
+    it tries."""
+    seen: dict[str, int] = {}
+
+    def counted(text: str) -> int:
+        tokens = seen.get(text)
+        if tokens is None:
+            tokens = seen[text] = count(text)
+        return tokens
+    return counted
 
 
 def _sections(nodes: list[dict]) -> dict[str, list[dict]]:
@@ -366,7 +381,7 @@ def _as_candidate(node: dict):
     return Candidate("node", node["id"], node["title"], node["updatedAt"], node)
 
 
-def _mask_for_model(gathered: dict) -> None:
+def _mask_for_model(gathered: dict, placed: set) -> None:
     """Credentials never leave through a context: every record it may print or carry in its
     JSON (text, tags, values, session names, summary lists) is masked as a whole, whatever
     path stored it. Ranked candidates are masked in `_could_fit`, which picks the only ones a
@@ -374,7 +389,8 @@ def _mask_for_model(gathered: dict) -> None:
     from .sensitive import mask_json
     gathered["recent"] = [mask_json(m) for m in gathered["recent"]]
     gathered["summary"] = mask_json(gathered["summary"])
-    gathered["nodes"] = [mask_json(n) for n in gathered["nodes"]]
+    gathered["nodes"] = [mask_json(n) if n["id"] in placed or index < 10 else n
+                         for index, n in enumerate(gathered["nodes"])]
 
 
 def _could_fit(ranked: list, budget: int, count) -> list:

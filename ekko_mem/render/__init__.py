@@ -39,7 +39,7 @@ RENDERERS = {
     r.Shown: "memory:ShownView",
     r.Expired: "memory:ExpiredView",
     r.Context: "context:ContextView",
-    r.Explanation: "context:ExplanationView",
+    r.Explanation: "explain:ExplanationView",
     r.SummaryChain: "summaries:SummaryChainView",
     r.Prompt: "summaries:PromptView",
     r.Summarized: "summaries:SummarizedView",

@@ -22,6 +22,10 @@ FTS_WEIGHTS = (4.0, 1.0, 2.0, 3.0)
 # or an absurdly long chain written by an older ekko-mem or a crafted file ends the walk.
 CHAIN_LIMIT = 10_000
 _N_COLS = ", ".join("n." + c.strip() for c in codec.NODE_COLUMNS.split(","))
+# Most important first. idx_memory_nodes_rank also holds each node's category and expiry
+# (m014), which would order its ties: the last term keeps equal-ranked nodes in the order
+# they were written, whichever index a query reads.
+RANK_ORDER = "n.importance desc, n.confidence desc, n.updated_at desc, n.rowid"
 
 
 def _category_range(prefix: list[str]) -> tuple[str, str]:
@@ -111,21 +115,23 @@ class NodeStore(Part):
             merged.sort(key=lambda n: (-n["importance"], -n["confidence"]))
             return merged[:limit]
         where, args = node_filters(f)
-        order = f.get("order") or "n.importance desc, n.confidence desc, n.updated_at desc"
+        order = f.get("order") or RANK_ORDER
         rows = self.db.all(f"select {_N_COLS} from memory_nodes n where {' and '.join(where)}"
                            f" order by {order} limit ?", (*args, limit))
         return [codec.node_from_row(r) for r in rows]
 
     def find_in_category(self, f: dict, *, window: int = 5000, limit: int = 20) -> list[dict]:
         """Active nodes of one type under a category, from that type's `window` highest-ranked
-        nodes: a bounded read at any db size (context's topic hints use it)."""
+        nodes: a bounded read at any db size (context's topic hints use it). The window is
+        walked in idx_memory_nodes_rank alone, which holds the category and expiry that decide
+        a node; only the rows kept are read (on a large db, most walked nodes are elsewhere)."""
         where, args = node_filters({k: v for k, v in f.items() if k != "categoryPrefix"})
         exact, high = _category_range(f["categoryPrefix"])
         rows = self.db.all(
-            f"select * from (select {_N_COLS} from memory_nodes n where {' and '.join(where)}"
-            " order by n.importance desc, n.confidence desc, n.updated_at desc limit ?) n"
-            " where n.category_path_text >= ? and n.category_path_text < ? and"
-            " (n.category_path_text = ? or substr(n.category_path_text, ?, 1) = '/')"
+            f"select {_N_COLS} from (select n.rowid as hit, n.category_path_text as path"
+            f" from memory_nodes n where {' and '.join(where)} order by {RANK_ORDER} limit ?) w"
+            " cross join memory_nodes n on n.rowid = w.hit"
+            " where w.path >= ? and w.path < ? and (w.path = ? or substr(w.path, ?, 1) = '/')"
             " limit ?", (*args, window, exact, high, exact, len(exact) + 1, limit))
         return [codec.node_from_row(r) for r in rows]
 
