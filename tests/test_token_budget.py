@@ -349,3 +349,16 @@ def test_an_allergy_is_the_last_thing_a_tight_budget_drops(cli, ws, question, ch
                    "--with-input", "--format", "json").json()
         if data["usedMemoryIds"]:
             assert data["usedMemoryIds"] == [allergy] and question in data["text"]
+
+
+def test_the_wide_ranges_count_exactly_what_their_character_class_matches():
+    import re
+
+    from ekko_mem.policy import budget
+    cls = "".join(f"{chr(a)}-{chr(b)}" for a, b in budget._WIDE_RANGES)
+    pattern = re.compile(f"[{cls}]")
+    edges = {p + d for a, b in budget._WIDE_RANGES for p in (a, b) for d in (-1, 0, 1)}
+    for point in sorted(edges | set(range(0x1000, 0x10000, 7))):
+        char = chr(point)
+        assert budget._is_cjk(char) == bool(pattern.match(char)), hex(point)
+    assert budget.estimate_tokens("香菜 and rice") == 2 + 3  # 2 wide, 9 others: ceil(9/4)
