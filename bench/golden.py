@@ -8,6 +8,10 @@ well the rules carry over to phrasings they were not written for; and everyday s
 (tests/golden/statements.py), scored on what a model would be told wrongly: values read the
 wrong way round, about someone else, from a question, hypothetical or quote, fragments taken
 for values, passing states kept as lasting, tasks opened or closed wrongly.
+
+A second section scores the entity reader (tests/golden/entities.py): edges about the wrong
+subject, the wrong way round, with times read wrongly, or where none was said, and the recall
+of the expected edges.
 """
 from __future__ import annotations
 
@@ -17,7 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from golden import extraction_cases, heldout_cases, statements  # noqa: E402
+from golden import entities, extraction_cases, heldout_cases, statements  # noqa: E402
+from golden.graph_scoring import graph_score, graph_table  # noqa: E402
 from golden.scoring import read_score, read_table, score, table  # noqa: E402
 
 
@@ -37,6 +42,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.misses:
         for lang, case, text, got, expected, kind in result["misses"]:
             print(f"  [{lang} {case}: {kind}] {text!r}\n    stored   {got}\n"
+                  f"    expected {expected}")
+    print()
+    result = graph_score(entities.CASES)
+    print(graph_table(result, "entities and relationships"))
+    if args.misses:
+        for lang, case, text, got, expected, kind in result["misses"]:
+            print(f"  [{lang} {case}: {kind}] {text!r}\n    read     {got}\n"
                   f"    expected {expected}")
     return 0
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 __version__ = "0.1.0"
 __all__ = ["MemoryService", "__version__"]
 
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .service import MemoryService
 
-def __getattr__(name: str):
-    # Imported lazily so that `import ekko_mem` stays cheap for the command-line fast path.
+
+def __getattr__(name: str) -> type[MemoryService]:
+    # Every command imports this package; importing the service here would cost each one,
+    # `--version` and help included, some 2 ms (ARCHITECTURE.md, Start-up).
     if name == "MemoryService":
         from .service import MemoryService
         return MemoryService

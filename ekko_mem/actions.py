@@ -7,9 +7,14 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from contextlib import contextmanager
 
 from . import results
 from .render import emit
+
+# A bulk write's embedding that finishes sooner than this draws no progress line.
+EMBEDDING_QUIET_S = 2.0
 
 
 def service(workspace=None, session=None, timeout=None):
@@ -54,9 +59,11 @@ def do_log(text, *, session=None, role="user", parent=None, meta=None, jsonl=Non
             # Read a line at a time (stdin copied aside first), written a chunk at a time,
             # and printed from the log once committed: memory stays flat at any length.
             from .service.transfer_files import open_import
+            shown = progress_line("embedding", quiet=quiet, delay=EMBEDDING_QUIET_S)
             with open_import(jsonl, sys.stdin.buffer) as source:
-                messages = svc.log_lines(source.lines(svc.config.get("limits.line")),
-                                         session=session, confirm=yes)
+                with ended(shown):
+                    messages = svc.log_lines(source.lines(svc.config.get("limits.line")),
+                                             session=session, confirm=yes, progress=shown)
                 emit(results.Logged(messages, tuple(svc.notes)), as_json=as_json,
                      quiet=quiet)
             return
@@ -157,21 +164,58 @@ def do_hooks_run(hook, **options):
 
 
 def do_index(*, user=False, rebuild=False, as_json=False, quiet=False, workspace=None):
-    show = None if quiet or not sys.stderr.isatty() else _progress_line
-    with service(workspace) as svc:
-        result = svc.index(user=user, rebuild=rebuild, progress=show)
+    shown = progress_line("indexing", quiet=quiet, bar=30)
+    with service(workspace) as svc, ended(shown):
+        result = svc.index(user=user, rebuild=rebuild, progress=shown)
         notes = tuple(svc.notes)
-    if show:
-        sys.stderr.write("\n")
     emit(results.Indexed(result, notes), as_json=as_json, quiet=quiet)
 
 
-def _progress_line(done: int, total: int) -> None:
-    """A bar on the terminal's stderr, redrawn in place."""
-    width = 30
-    filled = width * done // total if total else width
-    sys.stderr.write(f"\rindexing [{'#' * filled}{'.' * (width - filled)}] {done}/{total}")
-    sys.stderr.flush()
+class Progress:
+    """`label done/total` on a terminal's stderr, redrawn in place (with a bar `bar`
+    characters wide). Nothing is drawn until `delay` seconds after it was made, so a write
+    that is over by then leaves no line behind; `end` ends the line, if one was drawn."""
+
+    def __init__(self, label: str, stream, *, delay: float = 0.0, bar: int = 0,
+                 clock=time.monotonic) -> None:
+        self.label, self.stream, self.bar, self.clock = label, stream, bar, clock
+        self.shown_from = clock() + delay
+        self.drawn = False
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.drawn and self.clock() < self.shown_from:
+            return
+        filled = self.bar * done // total if total else self.bar
+        bar = f"[{'#' * filled}{'.' * (self.bar - filled)}] " if self.bar else ""
+        self.stream.write(f"\r{self.label} {bar}{done}/{total}")
+        self.stream.flush()
+        self.drawn = True
+
+    def end(self) -> None:
+        if self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def progress_line(label: str, *, quiet: bool, delay: float = 0.0, bar: int = 0,
+                  stream=None, clock=time.monotonic) -> Progress | None:
+    """A Progress on stderr (or `stream`); None when quiet or that is no terminal: a pipe or
+    a log file gets no line redrawn in place."""
+    stream = sys.stderr if stream is None else stream
+    if quiet or not stream.isatty():
+        return None
+    return Progress(label, stream, delay=delay, bar=bar, clock=clock)
+
+
+@contextmanager
+def ended(shown: Progress | None):
+    """The progress line ended when the work is, failed or not: an error line starts on a
+    line of its own."""
+    try:
+        yield
+    finally:
+        if shown is not None:
+            shown.end()
 
 
 def do_doctor(*, repair=False, compact=False, scan=None, as_json=False, quiet=False,

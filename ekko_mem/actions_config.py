@@ -6,14 +6,9 @@ from .actions import service
 from .render import emit
 
 
-def _files(svc):
-    from .service.config_files import ConfigFiles
-    return ConfigFiles(svc.stores)
-
-
 def do_config(*, as_json=False, quiet=False, no_color=False, workspace=None):
     with service(workspace) as svc:
-        config = _files(svc).show()
+        config = svc.config_files.show()
     rows = config.effective()
     if not as_json:  # people see a problem beside its setting; scripts read its own field
         rows = [{**row, "source": f"{row['source']} ({row['problem']})"} if "problem" in row
@@ -25,7 +20,7 @@ def do_config(*, as_json=False, quiet=False, no_color=False, workspace=None):
 
 def do_config_get(key, *, as_json=False, quiet=False, workspace=None):
     with service(workspace) as svc:
-        found = _files(svc).get_setting(key)
+        found = svc.config_files.get_setting(key)
     _say(_json(found["value"]) if as_json else _plain(found["value"]), as_json, quiet)
 
 
@@ -33,14 +28,14 @@ def do_config_set(words, *, user=False, workspace=None, as_json=False, quiet=Fal
     key, value = _key_and_value(words)
     _one_file(user, workspace)
     with service(workspace) as svc:
-        outcome = _files(svc).set_setting(key, value, user=user)
+        outcome = svc.config_files.set_setting(key, value, user=user)
     _say(_json(outcome) if as_json else _set_line(outcome), as_json, quiet)
 
 
 def do_config_unset(key, *, user=False, workspace=None, as_json=False, quiet=False):
     _one_file(user, workspace)
     with service(workspace) as svc:
-        outcome = _files(svc).unset_setting(key, user=user)
+        outcome = svc.config_files.unset_setting(key, user=user)
     _say(_json(outcome) if as_json else _unset_line(outcome), as_json, quiet)
 
 

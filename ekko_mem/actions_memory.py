@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 
 from . import results
-from .actions import read_text, service, unless_revealed
+from .actions import (EMBEDDING_QUIET_S, ended, progress_line, read_text, service,
+                      unless_revealed)
 from .errors import EkkoError, NeedsConfirmation, Rejected, UsageError
 from .render import emit
 
@@ -221,7 +222,8 @@ def _apply_edit(svc, node: dict, before: dict, text: str, reason: str, yes: bool
     try:
         after = json.loads(text)
     except (ValueError, RecursionError) as exc:
-        where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, ValueError) else ""
+        where = f" ({exc.msg} at line {exc.lineno})" \
+            if isinstance(exc, json.JSONDecodeError) else ""
         raise Rejected(f"the edited node is not valid JSON{where}", "nothing was changed") \
             from None
     if not isinstance(after, dict):
@@ -246,6 +248,8 @@ def do_import(source, *, yes=False, allow_erased=False, as_json=False, quiet=Fal
               workspace=None):
     from .service.transfer_files import open_import
     stdin = getattr(sys.stdin, "buffer", None) if source == "-" else None
-    with open_import(source, stdin) as lines, service(workspace) as svc:
-        result = svc.import_lines(lines, confirm=yes, allow_erased=allow_erased)
+    shown = progress_line("embedding", quiet=quiet, delay=EMBEDDING_QUIET_S)
+    with open_import(source, stdin) as lines, service(workspace) as svc, ended(shown):
+        result = svc.import_lines(lines, confirm=yes, allow_erased=allow_erased,
+                                  progress=shown)
     emit(results.ImportReport(result), as_json=as_json, quiet=quiet)

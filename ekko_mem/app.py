@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from typing import List, Optional
+from typing import Any, List, Optional
 
 import typer
 from typing_extensions import Annotated
@@ -51,6 +51,7 @@ def _completion(source):
 
 
 def _option(opt: Opt) -> inspect.Parameter:
+    kind: Any
     if opt.kind == "flag":
         kind = bool
     elif opt.kind == "append":
@@ -93,7 +94,9 @@ def _callback(command: Command, *, group: bool = False):
                                     annotation=typer.Context)] if group else []
     parameters += [_argument(command.arg)] if command.arg else []
     parameters += [_option(opt) for opt in command.options]
-    callback.__signature__ = inspect.Signature(parameters, return_annotation=None)
+    # Typer reads the parameters from the signature inspect finds here
+    callback.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        parameters, return_annotation=None)
     callback.__name__ = callback.__qualname__ = command.name.replace(" ", "_")
     callback.__doc__ = command.help
     return callback

@@ -91,7 +91,7 @@ def parse_fast(argv: list[str]) -> tuple[str, dict] | None:
         return None
     if command.arg and command.arg.required and not positional:
         return None  # Typer names the missing argument
-    if positional:
+    if command.arg and positional:
         params[command.arg.param] = positional[0]
     return command.name, params
 
@@ -142,15 +142,12 @@ def dispatch(name: str, params: dict) -> None:
 def invoke(command: Command, params: dict) -> None:
     """Call the action: the argument first, the options with a design field gathered into
     one dict under the design's names, the rest as keywords."""
-    from .lazy import load
-    module, function = command.run.split(":")
-    action = getattr(load(f"{__package__}.{module}"), function)
     params = dict(params)
     args = [params.pop(command.arg.param)] if command.arg else []
     if command.design:
         params[command.design] = {opt.field: params.pop(opt.param)
                                   for opt in command.options if opt.field}
-    action(*args, **params)
+    command.run(*args, **params)
 
 
 def _run_fast(command: str, params: dict) -> None:
@@ -229,7 +226,7 @@ _INPUT_ERRORS = {
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     debug = os.environ.get("EKKO_DEBUG", "") not in ("", "0")
-    code = ExitCode.OK
+    code: int = ExitCode.OK
     if sys.stdout is None:
         sys.stdout = ClosedStdout()
     try:

@@ -12,6 +12,7 @@ importing tomllib costs more than a whole `ekko-mem log`.
 from __future__ import annotations
 
 import os
+import sys
 
 from .config_values import (AUTO, DEFAULTS, SEMANTIC_ENV, SETTINGS, auto, auto_problem, check,
                             describe, did_you_mean, known, misplaced, shown, unavailable)
@@ -207,9 +208,9 @@ def _read(level: str, path: str) -> tuple[list[Entry], list[Problem]]:
                             hint="fix the file or move it aside")]
     if not _meaningful(text):
         return [], []
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
+    else:
         import tomli as tomllib
     try:
         data = tomllib.loads(text)

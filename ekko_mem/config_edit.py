@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 
 _BARE = r"[A-Za-z0-9_-]+"
 _SIMPLE = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
@@ -31,9 +32,9 @@ class CannotEdit(Exception):
 
 
 def tomllib():
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib as module
-    except ModuleNotFoundError:  # Python 3.10
+    else:
         import tomli as module
     return module
 
@@ -46,12 +47,12 @@ class Line:
     __slots__ = ("kind", "path", "array", "indent", "key", "equals", "value", "tail", "end",
                  "more")
 
-    def __init__(self, kind: str, path: tuple = (), **parts) -> None:
-        self.kind, self.path = kind, path
-        self.array = parts.get("array", False)
-        self.more = 0
-        for name in ("indent", "key", "equals", "value", "tail", "end"):
-            setattr(self, name, parts.get(name, ""))
+    def __init__(self, kind: str, path: tuple = (), *, array: bool = False, indent: str = "",
+                 key: str = "", equals: str = "", value: str = "", tail: str = "",
+                 end: str = "") -> None:
+        self.kind, self.path, self.array, self.more = kind, path, array, 0
+        self.indent, self.key, self.equals, self.value = indent, key, equals, value
+        self.tail, self.end = tail, end
 
 
 def scan(text: str) -> list[Line]:
@@ -313,7 +314,7 @@ def _end_of_table(lines: list[Line], section: str) -> tuple[int, str, bool] | No
 
 def _leaves(data: dict) -> dict:
     """section.name -> value, the depth config.toml's settings live at."""
-    out = {}
+    out: dict[tuple, object] = {}
     for section, body in data.items():
         if isinstance(body, dict):
             out.update({(section, name): value for name, value in body.items()})

@@ -241,9 +241,9 @@ class Server:
                 problem = validation_message(exc)
         if problem:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {name} arguments: {problem}")
-        run = getattr(self.tools, tool.run)
-        return _tool_result(lambda: run(arguments, confirm=confirm) if tool.confirm
-                            else run(arguments))
+        tools = self.tools
+        return _tool_result(lambda: tool.run(tools, arguments, confirm=confirm) if tool.confirm
+                            else tool.run(tools, arguments))
 
 
 def _tool_result(work: Callable[[], dict | Reply]) -> dict:

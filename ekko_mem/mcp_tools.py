@@ -11,7 +11,7 @@ back with requiresConfirmation. The protocol around them is mcp_server.py.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, NamedTuple, Optional
+from typing import Any, Callable, Dict, NamedTuple, Optional
 
 from pydantic import Field
 
@@ -241,7 +241,7 @@ notes) or refused, per policy; oversized or NUL-holding text is refused."""
 class Tool(NamedTuple):
     model: type[Model]      # the input schema, and its check
     description: str
-    run: str                # the MemoryTools method
+    run: Callable[..., Any]  # the MemoryTools method
     confirm: str = ""       # what the confirm flag means, for the tools that take one
     read_only: bool = False
     bare: tuple[str, ...] = ()    # fields its description or their enum explains: no words
@@ -249,23 +249,23 @@ class Tool(NamedTuple):
 
 
 TOOLS = {
-    "memory_search": Tool(MemoryQuery, SEARCH_DOC, "search", read_only=True,
+    "memory_search": Tool(MemoryQuery, SEARCH_DOC, MemoryTools.search, read_only=True,
                           bare=("sessionId", "scopes", "types", "limit"),
                           unused=("userId", "workspaceId")),  # one server, one user
-    "memory_get": Tool(MemorySelector, GET_DOC, "get", read_only=True,
+    "memory_get": Tool(MemorySelector, GET_DOC, MemoryTools.get, read_only=True,
                        bare=("type", "key", "valueJson", "scope", "domain")),
-    "memory_context": Tool(ContextRequest, CONTEXT_DOC, "context", read_only=True),
-    "memory_propose_update": Tool(ProposeUpdate, PROPOSE_DOC, "propose",
+    "memory_context": Tool(ContextRequest, CONTEXT_DOC, MemoryTools.context, read_only=True),
+    "memory_propose_update": Tool(ProposeUpdate, PROPOSE_DOC, MemoryTools.propose,
                                   confirm="True only after the user confirmed this change.",
                                   bare=("operation", "targetId", "node"),
                                   # always active; targetId says what a version supersedes;
                                   # the session and lineage are the service's to set
                                   unused=("node.status", "node.supersedesId",
                                           "node.sessionId", "node.parentId")),
-    "memory_forget": Tool(ForgetRequest, FORGET_DOC, "forget",
+    "memory_forget": Tool(ForgetRequest, FORGET_DOC, MemoryTools.forget,
                           confirm="True only after the user confirmed the candidates.",
                           bare=("id", "scope", "domain", "type", "key", "valueJson", "mode")),
-    "memory_log": Tool(LogRequest, LOG_DOC, "log",
+    "memory_log": Tool(LogRequest, LOG_DOC, MemoryTools.log,
                        confirm="True only if the user asked to keep it exactly as written."),
 }
 

@@ -8,10 +8,15 @@ this module imports nothing heavier than the vocabularies.
 """
 from __future__ import annotations
 
+from . import commands
 from .config_values import SETTINGS as CONFIG_SETTINGS
 from .errors import ExitCode
 from .policy.budget import COUNTERS
 from .policy.vocab import ACTORS, FORMATS, ROLES, SCOPES, TYPES
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from typing import Callable
 
 KINDS = ("value", "int", "float", "flag", "append")
 
@@ -75,13 +80,15 @@ class Arg:
 
 class Command:
     """A command: its help (docstring form: summary, paragraphs, examples), argument and
-    options, the action that runs it ("module:function"), whether the fast path parses it,
-    and the keyword under which the options with a design field reach the action."""
+    options, what runs it (a function in commands.py, which imports the action), whether the
+    fast path parses it, and the keyword under which the options with a design field reach
+    the action."""
 
     __slots__ = ("name", "run", "help", "arg", "options", "fast", "design")
 
-    def __init__(self, name: str, run: str, help: str, *, arg: Arg | None = None,
-                 options: tuple = (), fast: bool = False, design: str | None = None) -> None:
+    def __init__(self, name: str, run: Callable[..., None], help: str, *,
+                 arg: Arg | None = None, options: tuple = (), fast: bool = False,
+                 design: str | None = None) -> None:
         self.name, self.run, self.help, self.arg, self.options = name, run, help, arg, options
         self.fast, self.design = fast, design
 
@@ -133,7 +140,7 @@ CONFIG_USER = Opt("--user", "user", "flag", False,
 
 COMMANDS = {c.name: c for c in (
     Command(
-        "init", "actions:do_init",
+        "init", commands.do_init,
         """Create PATH/.ekko/ with a migrated memory.db and a commented config.toml.
 
         Example: ekko-mem init ~/src/myproject
@@ -146,7 +153,7 @@ COMMANDS = {c.name: c for c in (
                 help="Also install the post-commit hook."),
             JSON, QUIET)),
     Command(
-        "log", "actions:do_log",
+        "log", commands.do_log,
         """Append a message to the raw log and print its id.
 
         A credential in the text (API key, token, password) is stored as [secret removed]
@@ -166,7 +173,7 @@ COMMANDS = {c.name: c for c in (
             YES.but(help="Keep credentials as written (they are masked by default)."),
             WORKSPACE, JSON, QUIET)),
     Command(
-        "history", "actions:do_history",
+        "history", commands.do_history,
         """Show a session's recent messages, oldest first (JSON Lines with --json).
 
         Credentials in them print as [secret removed] unless --reveal.
@@ -180,7 +187,7 @@ COMMANDS = {c.name: c for c in (
                 help="List the sessions instead, most recent first."),
             REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
-        "migrate", "actions:do_migrate",
+        "migrate", commands.do_migrate,
         """Apply pending schema migrations to the workspace memory db.
 
         Example: ekko-mem migrate --status
@@ -190,7 +197,7 @@ COMMANDS = {c.name: c for c in (
             Opt("--dry-run", "dry_run", "flag", False, help="Print what would run."),
             WORKSPACE, JSON, QUIET)),
     Command(
-        "remember", "actions_memory:do_remember",
+        "remember", commands.do_remember,
         """Remember a preference, fact, decision, task or constraint (exit 3: confirm, 4: refused).
 
         Example: ekko-mem remember "以后做饭别给我推荐香菜，我喜欢少油少辣"
@@ -222,7 +229,7 @@ COMMANDS = {c.name: c for c in (
                 " write nothing."),
             YES, WORKSPACE, JSON, QUIET)),
     Command(
-        "query", "actions_memory:do_query",
+        "query", commands.do_query,
         """Find memories: exact by fields, relevant by text (best first), and what was left out.
 
         Example: ekko-mem query --key avoid_ingredient --value 香菜 --json
@@ -246,7 +253,7 @@ COMMANDS = {c.name: c for c in (
                       " 昨天, 'last week')."),
             REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
-        "forget", "actions_memory:do_forget",
+        "forget", commands.do_forget,
         """Forget memories: soft by default (status deleted); --hard removes them for good.
 
         ID may be words instead: the active memories they match (ranked as query ranks them)
@@ -278,7 +285,7 @@ COMMANDS = {c.name: c for c in (
                 " and -shm files afterwards; exit 1 if the text is still there."),
             YES, REASON, WORKSPACE, JSON, QUIET)),
     Command(
-        "audit", "actions_memory:do_audit",
+        "audit", commands.do_audit,
         """List audit events, newest first (JSON Lines with --json).
 
         Example: ekko-mem audit --node mem_01k --json
@@ -289,7 +296,7 @@ COMMANDS = {c.name: c for c in (
             LIMIT.but(default=50),
             REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
-        "audit undo", "actions_memory:do_undo",
+        "audit undo", commands.do_undo,
         """Reverse a soft change (create, update, supersede, expire, delete) as a new change.
 
         An event already undone is left alone (exit 0, naming the undo); undoing an undo
@@ -299,7 +306,7 @@ COMMANDS = {c.name: c for c in (
         arg=Arg("event", "Audit event id (or unique prefix).", required=True, complete="events"),
         options=(REASON, WORKSPACE, JSON, QUIET)),
     Command(
-        "show", "actions_memory:do_show",
+        "show", commands.do_show,
         """Show a record with its versions, source messages and audit trail.
 
         Credentials print as [secret removed] unless --reveal.
@@ -310,7 +317,7 @@ COMMANDS = {c.name: c for c in (
                 metavar="ID", required=True, complete="ids"),
         options=(REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
-        "edit", "actions_memory:do_edit",
+        "edit", commands.do_edit,
         """Edit a memory in $EDITOR (JSON); saved as an audited update or supersede.
 
         Example: EDITOR=nano ekko-mem edit mem_01k
@@ -319,14 +326,14 @@ COMMANDS = {c.name: c for c in (
                 complete="nodes"),
         options=(REASON, YES, WORKSPACE, JSON, QUIET)),
     Command(
-        "expire", "actions_memory:do_expire",
+        "expire", commands.do_expire,
         """Mark memories past their expiresAt as expired (audited); writes do this on their own.
 
         Example: ekko-mem expire
         """,
         options=(WORKSPACE, JSON, QUIET)),
     Command(
-        "context", "actions:do_context",
+        "context", commands.do_context,
         """Print the memory context for the next model call, within a token budget.
 
         Example: llm -s "$(ekko-mem context "$Q")" "$Q"
@@ -347,7 +354,7 @@ COMMANDS = {c.name: c for c in (
                 help="Also print TEXT itself, first in the budget."),
             WORKSPACE, QUIET, JSON)),
     Command(
-        "explain", "actions:do_explain",
+        "explain", commands.do_explain,
         """Why was this in the context? The memories a context run used, their sources and reasons.
 
         Example: ekko-mem explain --last
@@ -358,7 +365,7 @@ COMMANDS = {c.name: c for c in (
             Opt("--last", "last", "flag", False, help="The last context run."),
             REVEAL, WORKSPACE, JSON, QUIET)),
     Command(
-        "schema", "actions:do_schema",
+        "schema", commands.do_schema,
         """Print a JSON Schema (usable with `llm --schema`).
 
         Example: ekko-mem schema extraction > extraction.schema.json
@@ -367,7 +374,7 @@ COMMANDS = {c.name: c for c in (
                 " audit-event, propose-update or forget.", required=True),
         options=(QUIET,)),
     Command(
-        "summarize", "actions_summary:do_summarize",
+        "summarize", commands.do_summarize,
         """Append the next summary, built from the previous one and the new messages only.
 
         Example: ekko-mem summarize -s chat --if-needed
@@ -383,7 +390,7 @@ COMMANDS = {c.name: c for c in (
                 help="Do not extract memories from the new messages."),
             WORKSPACE, JSON, QUIET)),
     Command(
-        "extract", "actions_summary:do_extract",
+        "extract", commands.do_extract,
         """Extract memories from messages not yet extracted (each message once).
 
         Example: ekko-mem extract -s chat --llm-cmd "llm -m gpt-4o-mini"
@@ -394,7 +401,7 @@ COMMANDS = {c.name: c for c in (
             Opt("--jobs", "jobs", "flag", False, help="List the retry queue."),
             PRINT_PROMPT, APPLY, WORKSPACE, JSON, QUIET)),
     Command(
-        "export", "actions_memory:do_export",
+        "export", commands.do_export,
         """Export messages, summaries, memories and audit events as JSON Lines.
 
         Example: ekko-mem export > backup.jsonl
@@ -405,7 +412,7 @@ COMMANDS = {c.name: c for c in (
             Opt("--output -o", "output", help="Write to FILE (mode 0600) instead of stdout."),
             WORKSPACE, QUIET)),
     Command(
-        "import", "actions_memory:do_import",
+        "import", commands.do_import,
         """Import an export file: all or nothing, ids and times kept, twice adds nothing.
 
         Example: ekko-mem import backup.jsonl
@@ -415,21 +422,21 @@ COMMANDS = {c.name: c for c in (
                           help="Bring back records erased here since the export was taken."),
                  WORKSPACE, JSON, QUIET)),
     Command(
-        "hooks install", "actions:do_hooks_install",
+        "hooks install", commands.do_hooks_install,
         """Install the post-commit hook (chains with an existing hook; fails open).
 
         Example: ekko-mem hooks install
         """,
         options=(WORKSPACE, JSON, QUIET)),
     Command(
-        "hooks uninstall", "actions:do_hooks_uninstall",
+        "hooks uninstall", commands.do_hooks_uninstall,
         """Remove only what 'hooks install' added.
 
         Example: ekko-mem hooks uninstall
         """,
         options=(WORKSPACE, JSON, QUIET)),
     Command(
-        "hooks run", "actions:do_hooks_run",
+        "hooks run", commands.do_hooks_run,
         """Record a commit (what the installed hook calls): subject, sha, branch, paths, trailers.
 
         Example: ekko-mem hooks run post-commit --rev HEAD~1
@@ -443,7 +450,7 @@ COMMANDS = {c.name: c for c in (
                 " checked out now; the hook passes the one it was made on)."),
             WORKSPACE, JSON, QUIET)),
     Command(
-        "index", "actions:do_index",
+        "index", commands.do_index,
         """Embed what has no vector yet, for semantic recall (needs the [semantic] extra).
 
         Writes embed as they go once retrieval.semantic is true; this fills in rows written
@@ -457,7 +464,7 @@ COMMANDS = {c.name: c for c in (
                 help="Drop every vector and embed everything again."),
             WORKSPACE, JSON, QUIET)),
     Command(
-        "doctor", "actions:do_doctor",
+        "doctor", commands.do_doctor,
         """Check the memory dbs: owner, integrity, index, modes, schema, expiry, chains, references.
 
         Exit 0 when all is well (or repaired), 1 when problems remain.
@@ -475,7 +482,7 @@ COMMANDS = {c.name: c for c in (
                 " file and the full-text index for TEXT (proves an erasure)."),
             WORKSPACE, JSON, QUIET)),
     Command(
-        "config", "actions_config:do_config",
+        "config", commands.do_config,
         """Show the effective settings and the file each one came from (workspace wins over user).
 
         A problem in a file (a bad value, an unknown key, broken TOML) is shown with its
@@ -484,7 +491,7 @@ COMMANDS = {c.name: c for c in (
         """,
         fast=True, options=(WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
-        "config get", "actions_config:do_config_get",
+        "config get", commands.do_config_get,
         """Print the value of one setting in effect (exit 5 when it is unset and has no default).
 
         Example: ekko-mem config get context.budget
@@ -493,7 +500,7 @@ COMMANDS = {c.name: c for c in (
                 required=True, complete=CONFIG_KEYS),
         options=(WORKSPACE, JSON, QUIET)),
     Command(
-        "config set", "actions_config:do_config_set",
+        "config set", commands.do_config_set,
         """Set one setting in the workspace's config.toml, or with --user in the user's.
 
         Outside a workspace the user's file is written. The value is checked as the file's
@@ -505,7 +512,7 @@ COMMANDS = {c.name: c for c in (
                 complete=CONFIG_KEYS, many=True),
         options=(CONFIG_USER, WORKSPACE, JSON, QUIET)),
     Command(
-        "config unset", "actions_config:do_config_unset",
+        "config unset", commands.do_config_unset,
         """Remove one setting from the workspace's config.toml, or with --user from the user's.
 
         Nothing to remove is not an error (exit 0).
@@ -514,7 +521,7 @@ COMMANDS = {c.name: c for c in (
         arg=Arg("key", "The setting to remove.", required=True, complete=CONFIG_KEYS),
         options=(CONFIG_USER, WORKSPACE, JSON, QUIET)),
     Command(
-        "mcp", "actions:do_mcp",
+        "mcp", commands.do_mcp,
         """Serve the memory tools to an agent over MCP on stdio.
 
         Tools: memory_search, memory_get, memory_context, memory_propose_update,

@@ -27,7 +27,8 @@ class Result:
         if found is None:
             declared = (name for klass in reversed(cls.__mro__)
                         for name in klass.__dict__.get("__annotations__", {}))
-            found = cls._fields = tuple(dict.fromkeys(declared))
+            # not annotated: the annotations are the fields
+            found = cls._fields = tuple(dict.fromkeys(declared))  # type: ignore[attr-defined]
         return found
 
     def __init__(self, *args, **kwargs) -> None:
@@ -48,7 +49,7 @@ class Result:
         return type(self) is type(other) and all(
             getattr(self, name) == getattr(other, name) for name in self.fields())
 
-    __hash__ = None  # mutable, like the dicts it wraps
+    __hash__ = None  # type: ignore[assignment]  # mutable, like the dicts it wraps
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.fields())
@@ -57,7 +58,8 @@ class Result:
 
 def first_refusal(answers: Iterable[dict]) -> EkkoError | None:
     """The typed error of the first refusal among service answers (errors.Answer)."""
-    return next((a.error for a in answers if getattr(a, "error", None) is not None), None)
+    return next((error for a in answers if (error := getattr(a, "error", None)) is not None),
+                None)
 
 
 # -- the workspace ------------------------------------------------------------------------------

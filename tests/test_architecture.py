@@ -46,7 +46,7 @@ def test_no_class_has_more_than_two_bases():
 
 @pytest.mark.parametrize("layer", INNER)
 def test_inner_layers_import_no_rendering_and_no_cli(layer):
-    banned = re.compile(r"^(ekko_mem\.(render|cli|app|actions\w*|options|mcp_server|mcp_tools)|typer|rich"
+    banned = re.compile(r"^(ekko_mem\.(render|cli|app|commands|actions\w*|options|mcp_server|mcp_tools)|typer|rich"
                         r"|click)(\.|$)")
     offenders = {f"{path.relative_to(PACKAGE)} imports {name}"
                  for path in (PACKAGE / layer).rglob("*.py")
@@ -89,7 +89,7 @@ def test_imports_are_resolved_relative_and_inside_functions():
 
 def test_the_services_query_fields_are_the_models():
     from ekko_mem.models import MemoryQuery
-    from ekko_mem.service.query import _QUERY_FIELDS
+    from ekko_mem.service.queries import _QUERY_FIELDS
     assert {f.alias or name for name, f in MemoryQuery.model_fields.items()} == _QUERY_FIELDS
 
 
@@ -101,3 +101,164 @@ def test_every_test_file_is_filed_under_a_capability():
     files = {p.name for p in (PACKAGE.parent / "tests").glob("test_*.py")}
     assert {f for f in files if not any(fnmatch.fnmatch(f, n) for n in named)} == set()
     assert {n for n in named if not any(fnmatch.fnmatch(f, n) for f in files)} == set()
+
+
+# -- wiring a reader can follow (ARCHITECTURE.md, "How a command reaches the SQL") ------------
+
+# Every name resolved at run time rather than by an import a reader can follow; each is named
+# and justified in ARCHITECTURE.md.
+LAZY_NAMES = {("__init__.py", "__getattr__")}
+
+
+def test_nothing_is_looked_up_by_name_but_what_architecture_names():
+    found = {(str(path.relative_to(PACKAGE)), word) for path in _modules()
+             for word in ("__getattr__", "__import__")
+             if word in path.read_text(encoding="utf-8")}
+    assert found == LAZY_NAMES
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    for module, word in LAZY_NAMES:
+        assert f"`ekko_mem/{module}`" in text and f"`{word}`" in text, (module, word)
+
+
+def test_no_dispatch_table_names_code_in_a_string():
+    """"module:Class" and "module:function" strings were how renderers, actions and use
+    cases were found; now each is a reference an editor follows."""
+    named = [(str(path.relative_to(PACKAGE)), node.value) for path in _modules()
+             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+             if isinstance(node, ast.Constant) and isinstance(node.value, str)
+             and re.fullmatch(r"[a-z_.]+:[A-Z_a-z]+", node.value)
+             and "extract" not in path.relative_to(PACKAGE).parts]
+    assert named == []
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _cached_properties(path: Path, cls: str) -> dict[str, ast.FunctionDef]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls).body
+    return {f.name: f for f in body if isinstance(f, ast.FunctionDef)
+            and any(isinstance(d, ast.Name) and d.id == "cached_property"
+                    for d in f.decorator_list)}
+
+
+def _built(prop: ast.FunctionDef) -> tuple[str, str, ast.Call]:
+    """(module, class) a lazy attribute imports, and the call that builds it."""
+    body = [s for s in prop.body if not (isinstance(s, ast.Expr)
+                                         and isinstance(s.value, ast.Constant))]  # docstring
+    first, last = body[0], body[-1]
+    assert isinstance(first, ast.ImportFrom) and len(first.names) == 1, prop.name
+    assert isinstance(last, ast.Return) and isinstance(last.value, ast.Call), prop.name
+    return first.module, first.names[0].name, last.value
+
+
+def _use_cases() -> dict[str, ast.FunctionDef]:
+    return _cached_properties(PACKAGE / "service" / "__init__.py", "MemoryService")
+
+
+def test_each_use_case_has_one_name_for_its_attribute_module_and_class():
+    import importlib
+
+    from ekko_mem.service.stores import UseCase
+    cases = _use_cases()
+    assert len(cases) >= 18
+    for attribute, prop in cases.items():
+        module, cls, _ = _built(prop)
+        assert isinstance(prop.returns, ast.Name) and prop.returns.id == cls, attribute
+        assert module == attribute == _snake(cls), (attribute, module, cls)
+        kind = getattr(importlib.import_module(f"ekko_mem.service.{module}"), cls)
+        assert issubclass(kind, UseCase), cls
+
+
+def test_each_use_case_is_given_the_use_cases_its_constructor_names():
+    import importlib
+    import inspect
+    cases = _use_cases()
+    for attribute, prop in cases.items():
+        module, cls, call = _built(prop)
+        kind = getattr(importlib.import_module(f"ekko_mem.service.{module}"), cls)
+        stores, *needs = list(inspect.signature(kind).parameters.values())
+        assert (stores.name, stores.annotation) == ("stores", "Stores"), cls
+        for need in needs:  # keyword-only, typed as the use case of that name
+            assert need.kind is inspect.Parameter.KEYWORD_ONLY, (cls, need.name)
+            assert need.name in cases, (cls, need.name)
+            assert need.annotation == _built(cases[need.name])[1], (cls, need.name)
+        given = {k.arg: ast.unparse(k.value) for k in call.keywords}
+        assert given == {n.name: f"self.{n.name}" for n in needs}, attribute
+
+
+def test_the_service_lists_its_use_cases_and_builds_each_once(service):
+    from ekko_mem import MemoryService
+    assert set(_use_cases()) <= set(dir(MemoryService))
+    assert service.nodes.queries is service.queries is service.remembering.queries
+    assert service.context.recall is service.queries.recall
+
+
+def test_each_public_method_is_its_owners_with_the_same_signature():
+    import inspect
+
+    from ekko_mem.service import MemoryService
+    tree = ast.parse((PACKAGE / "service" / "__init__.py").read_text(encoding="utf-8"))
+    body = next(n for n in tree.body if isinstance(n, ast.ClassDef)
+                and n.name == "MemoryService").body
+    cases = _use_cases()
+    checked = 0
+    for method in body:
+        if not isinstance(method, ast.FunctionDef) or method.name.startswith("_") \
+                or method.name in cases or method.name == "close":
+            continue
+        (line,) = method.body  # one line: it passes straight through
+        reached = line.value if isinstance(line, (ast.Return, ast.Expr)) else None
+        target = reached.func if isinstance(reached, ast.Call) else reached
+        assert isinstance(target, ast.Attribute) and target.attr == method.name, method.name
+        owner = target.value
+        assert isinstance(owner, ast.Attribute) and isinstance(owner.value, ast.Name) \
+            and owner.value.id == "self", method.name
+        assert owner.attr in cases or owner.attr == "stores", method.name
+        if isinstance(reached, ast.Call):
+            mine = list(inspect.signature(getattr(MemoryService, method.name))
+                        .parameters.values())[1:]
+            theirs = [p for p in inspect.signature(getattr(
+                _owner_class(owner.attr), method.name)).parameters.values()
+                      if p.name != "self"]
+            assert mine == theirs, method.name
+            checked += 1
+    assert checked >= 45
+
+
+def _owner_class(attribute: str) -> type:
+    import importlib
+    if attribute == "stores":
+        from ekko_mem.service.stores import Stores
+        return Stores
+    module, cls, _ = _built(_use_cases()[attribute])
+    return getattr(importlib.import_module(f"ekko_mem.service.{module}"), cls)
+
+
+def test_the_store_names_each_part_with_its_type():
+    import importlib
+    parts = _cached_properties(PACKAGE / "store" / "sqlite.py", "SqliteMemoryStore")
+    assert {"summaries", "recall", "transfer", "erasure", "health", "compaction",
+            "vectors"} <= set(parts)
+    for name, prop in parts.items():
+        module, cls, call = _built(prop)
+        assert isinstance(prop.returns, ast.Name) and prop.returns.id == cls, name
+        assert ast.unparse(call) == f"{cls}(self.db)", name
+        assert hasattr(importlib.import_module(f"ekko_mem.store.{module}"), cls), name
+
+
+def test_each_command_runs_a_function_that_imports_its_action():
+    import importlib
+
+    from ekko_mem import commands
+    from ekko_mem.options import COMMANDS
+    tree = ast.parse((PACKAGE / "commands.py").read_text(encoding="utf-8"))
+    bodies = {f.name: f.body for f in tree.body if isinstance(f, ast.FunctionDef)}
+    for name, command in COMMANDS.items():
+        assert getattr(commands, command.run.__name__) is command.run, name
+        imported = bodies[command.run.__name__][0]
+        assert isinstance(imported, ast.ImportFrom), name
+        assert imported.names[0].name == command.run.__name__, name  # one name for both
+        module = importlib.import_module(f"ekko_mem.{imported.module}")
+        assert callable(getattr(module, command.run.__name__)), name

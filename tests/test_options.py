@@ -186,9 +186,7 @@ def _design(name: str, argv: list[str], monkeypatch) -> dict:
     """What the action receives under the command's design keyword."""
     seen = {}
     command = COMMANDS[name]
-    module, function = command.run.split(":")
-    monkeypatch.setattr(f"ekko_mem.{module}.{function}",
-                        lambda *args, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(command, "run", lambda *args, **kwargs: seen.update(kwargs))
     cli.dispatch(*cli.parse_fast([name, *argv]))
     return seen[command.design]
 

@@ -63,6 +63,6 @@ def test_named_tasks_is_pure_and_needs_half_the_words():
 
 
 def test_the_unclosed_note_never_echoes_a_credential():
-    from ekko_mem.service.remember import _unclosed
+    from ekko_mem.service.remembering import _unclosed
     reason = _unclosed("rotating the key sk-abcdefghijklmnopqrstuvwx12345", [])["reason"]
     assert "sk-abc" not in reason and "[secret removed]" in reason

@@ -19,7 +19,8 @@ def explain(said: str, node: dict, actor: str) -> str:
         intent = "said explicitly"
     else:
         intent = "inferred, not said explicitly"
-    where = WHERE.get(node.get("scope"), f"kept in {node.get('scope')} scope")
+    scope = node.get("scope")
+    where = WHERE.get(scope or "", f"kept in {scope} scope")
     if node.get("expiresAt"):
         where += f" until {node['expiresAt'][:16].replace('T', ' ')} UTC"
     return f"{(said or 'remembered').strip()}; {intent}; {where}"

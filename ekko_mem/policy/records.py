@@ -45,8 +45,8 @@ def normalise_message(raw: dict, *, default_session: str, now: str,
     meta = raw.get("metadata")
     if meta is not None and not isinstance(meta, dict):
         raise Rejected("metadata must be a JSON object", 'write it like {"source": "git"}')
-    out = {"sessionId": session.strip(), "role": role, "content": content,
-           "createdAt": now}
+    out: dict[str, object] = {"sessionId": session.strip(), "role": role, "content": content,
+                              "createdAt": now}
     for name in ("id", "parentId"):
         if raw.get(name) is not None:
             if not isinstance(raw[name], str) or not raw[name].strip():
@@ -75,8 +75,9 @@ def json_object(number: int, line: str, *, what: str, max_bytes: int | None = No
                    size=line_bytes(line, max_bytes))
     try:
         value = json.loads(line)
-    except ValueError as exc:
-        raise Rejected(f"line {number} is not valid JSON ({exc.msg})",
+    except ValueError as exc:  # a JSONDecodeError, or a number too long to read
+        why = exc.msg if isinstance(exc, json.JSONDecodeError) else "a number too long to read"
+        raise Rejected(f"line {number} is not valid JSON ({why})",
                        f"fix that line; nothing was {what}") from None
     if not isinstance(value, dict):
         raise Rejected(f"line {number} is not a JSON object",

@@ -15,39 +15,9 @@ import sys
 from .. import results as r
 from . import machine
 
-# Where each result type's renderer lives: "module:class" inside this package.
-RENDERERS = {
-    r.Initialised: "workspace:InitialisedView",
-    r.Migration: "workspace:MigrationView",
-    r.Settings: "workspace:SettingsView",
-    r.Schema: "workspace:SchemaView",
-    r.HookOutcome: "workspace:HookView",
-    r.DoctorReport: "workspace:DoctorView",
-    r.Exported: "workspace:ExportedView",
-    r.ImportReport: "workspace:ImportView",
-    r.Indexed: "workspace:IndexedView",
-    r.Logged: "messages:LoggedView",
-    r.History: "messages:HistoryView",
-    r.Sessions: "messages:SessionsView",
-    r.MessageHits: "messages:MessageHitsView",
-    r.Writes: "memory:WritesView",
-    r.Rehearsed: "memory:RehearsedView",
-    r.ForgetOutcome: "memory:ForgetView",
-    r.QueryResult: "memory:QueryView",
-    r.AuditTrail: "memory:AuditView",
-    r.Undone: "memory:UndoneView",
-    r.Shown: "memory:ShownView",
-    r.Expired: "memory:ExpiredView",
-    r.Context: "context:ContextView",
-    r.Explanation: "explain:ExplanationView",
-    r.SummaryChain: "summaries:SummaryChainView",
-    r.Prompt: "summaries:PromptView",
-    r.Summarized: "summaries:SummarizedView",
-    r.Extracted: "summaries:ExtractedView",
-    r.Jobs: "summaries:JobsView",
-    r.Retries: "summaries:RetriesView",
-}
-FORMATS = {"human": "human", "text": "human", "json": "json", "markdown": "markdown"}
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from typing import Callable
 
 
 class Renderer:
@@ -90,10 +60,140 @@ def written(ids, verb: str = "written as") -> str:
     return f"{verb} {', '.join(ids[:3])}{more}"
 
 
-def renderer_for(result_type: type) -> type[Renderer]:
-    module, name = RENDERERS[result_type].split(":")
-    from ..lazy import load
-    return getattr(load(f"{__name__}.{module}"), name)
+# Each result type's renderer, imported when that result is shown: one function per type,
+# so that `log` never imports the code that prints a doctor report.
+def _initialised() -> type[Renderer]:
+    from .workspace import InitialisedView
+    return InitialisedView
+
+def _migration() -> type[Renderer]:
+    from .workspace import MigrationView
+    return MigrationView
+
+def _settings() -> type[Renderer]:
+    from .workspace import SettingsView
+    return SettingsView
+
+def _schema() -> type[Renderer]:
+    from .workspace import SchemaView
+    return SchemaView
+
+def _hook_outcome() -> type[Renderer]:
+    from .workspace import HookView
+    return HookView
+
+def _doctor_report() -> type[Renderer]:
+    from .workspace import DoctorView
+    return DoctorView
+
+def _exported() -> type[Renderer]:
+    from .workspace import ExportedView
+    return ExportedView
+
+def _import_report() -> type[Renderer]:
+    from .workspace import ImportView
+    return ImportView
+
+def _indexed() -> type[Renderer]:
+    from .workspace import IndexedView
+    return IndexedView
+
+def _logged() -> type[Renderer]:
+    from .messages import LoggedView
+    return LoggedView
+
+def _history() -> type[Renderer]:
+    from .messages import HistoryView
+    return HistoryView
+
+def _sessions() -> type[Renderer]:
+    from .messages import SessionsView
+    return SessionsView
+
+def _message_hits() -> type[Renderer]:
+    from .messages import MessageHitsView
+    return MessageHitsView
+
+def _writes() -> type[Renderer]:
+    from .memory import WritesView
+    return WritesView
+
+def _rehearsed() -> type[Renderer]:
+    from .memory import RehearsedView
+    return RehearsedView
+
+def _forget_outcome() -> type[Renderer]:
+    from .memory import ForgetView
+    return ForgetView
+
+def _query_result() -> type[Renderer]:
+    from .memory import QueryView
+    return QueryView
+
+def _audit_trail() -> type[Renderer]:
+    from .memory import AuditView
+    return AuditView
+
+def _undone() -> type[Renderer]:
+    from .memory import UndoneView
+    return UndoneView
+
+def _shown() -> type[Renderer]:
+    from .memory import ShownView
+    return ShownView
+
+def _expired() -> type[Renderer]:
+    from .memory import ExpiredView
+    return ExpiredView
+
+def _context() -> type[Renderer]:
+    from .context import ContextView
+    return ContextView
+
+def _explanation() -> type[Renderer]:
+    from .explain import ExplanationView
+    return ExplanationView
+
+def _summary_chain() -> type[Renderer]:
+    from .summaries import SummaryChainView
+    return SummaryChainView
+
+def _prompt() -> type[Renderer]:
+    from .summaries import PromptView
+    return PromptView
+
+def _summarized() -> type[Renderer]:
+    from .summaries import SummarizedView
+    return SummarizedView
+
+def _extracted() -> type[Renderer]:
+    from .summaries import ExtractedView
+    return ExtractedView
+
+def _jobs() -> type[Renderer]:
+    from .summaries import JobsView
+    return JobsView
+
+def _retries() -> type[Renderer]:
+    from .summaries import RetriesView
+    return RetriesView
+
+
+RENDERERS: dict[type[r.Result], Callable[[], type[Renderer]]] = {
+    r.Initialised: _initialised, r.Migration: _migration, r.Settings: _settings,
+    r.Schema: _schema, r.HookOutcome: _hook_outcome, r.DoctorReport: _doctor_report,
+    r.Exported: _exported, r.ImportReport: _import_report, r.Indexed: _indexed,
+    r.Logged: _logged, r.History: _history, r.Sessions: _sessions, r.MessageHits: _message_hits,
+    r.Writes: _writes, r.Rehearsed: _rehearsed, r.ForgetOutcome: _forget_outcome,
+    r.QueryResult: _query_result, r.AuditTrail: _audit_trail, r.Undone: _undone,
+    r.Shown: _shown, r.Expired: _expired, r.Context: _context, r.Explanation: _explanation,
+    r.SummaryChain: _summary_chain, r.Prompt: _prompt, r.Summarized: _summarized,
+    r.Extracted: _extracted, r.Jobs: _jobs, r.Retries: _retries,
+}
+
+
+def renderer_for(result_type: type[r.Result]) -> type[Renderer]:
+    return RENDERERS[result_type]()
 
 
 def emit(result: r.Result, *, fmt: str = "human", as_json: bool = False, quiet: bool = False,
@@ -103,7 +203,9 @@ def emit(result: r.Result, *, fmt: str = "human", as_json: bool = False, quiet: 
     view = renderer_for(type(result))(quiet=quiet, no_color=no_color)
     view.diagnose(result)
     try:
-        getattr(view, FORMATS["json" if as_json else fmt])(result)
+        write = {"human": view.human, "text": view.human, "json": view.json,
+                 "markdown": view.markdown}["json" if as_json else fmt]
+        write(result)
         sys.stdout.flush()  # here, while what was written is known
     except BrokenPipeError:
         raise

@@ -62,7 +62,7 @@ def print_show(record: dict) -> None:
                 f" {human.field(e['actor']):9} {human.field(e['reason'])}"
                 for e in record["events"]])
         return
-    body = record.get(kind)
+    body = record[kind]
     human.lines([f"{k:16} {_plain(v, k, 17)}" for k, v in body.items()
                  if v not in (None, [], "")])
     if kind == "message" and record["nodes"]:

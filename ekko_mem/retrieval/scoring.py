@@ -203,7 +203,7 @@ def _distinct(ranked: list[Candidate]) -> list[Candidate]:
     out: list[Candidate] = []
     seen_ids: set[str] = set()
     seen_shapes: set[frozenset] = set()
-    shapes: list[set[str]] = []
+    shapes: list[frozenset[str]] = []
     for cand in ranked:
         if cand.id in seen_ids:
             continue
@@ -220,7 +220,7 @@ def _distinct(ranked: list[Candidate]) -> list[Candidate]:
     return out
 
 
-def _near(a: set[str], b: set[str]) -> bool:
+def _near(a: frozenset[str], b: frozenset[str]) -> bool:
     # Sets of very different sizes cannot be that similar: skip the intersection.
     if min(len(a), len(b)) < NEAR_DUPLICATE * max(len(a), len(b)):
         return False

@@ -7,10 +7,15 @@ still a context (storeStatus degraded or disabled), unless the caller asked for 
 from __future__ import annotations
 
 
-from ..errors import EkkoError, Step
+from ..errors import EkkoError
 from ..policy import conflict, topics
 from ..policy.schema import HEALTH_KEYS
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .drafts import Drafts
+    from .recall import Recall
 
 
 # Earlier messages checked for a source taken back: at most this many of the ranked list's
@@ -21,7 +26,10 @@ HEALTH_TOPICS = {"food", "health"}
 
 
 class Context(UseCase):
-    needs = ("drafts", "queries", "recaller", "inspection")
+    def __init__(self, stores: Stores, *, drafts: Drafts, recall: Recall) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.recall = recall
 
     def build_context(self, text: str | None = None, *, session: str | None = None,
                       budget: int | None = None, counter: str | None = None,
@@ -60,8 +68,8 @@ class Context(UseCase):
     def _gather(self, stores, sid, text, warnings, recent_n, budget) -> dict:
         """The design's fixed sections, then one ranked list for the rest of the budget."""
         now = self.env.now_iso()
-        out = {"recent": [], "summary": None, "nodes": [], "ranked": [], "omitted": [],
-               "considered": 0, "belowFloor": 0}
+        out: dict = {"recent": [], "summary": None, "nodes": [], "ranked": [],
+                     "omitted": [], "considered": 0, "belowFloor": 0}
         base = {"now": now, "statuses": ["active"]}
         hints = topics.categories_for(text) if text else []
         # With a question, private memory waits for its topic; with none, nothing says what
@@ -79,8 +87,8 @@ class Context(UseCase):
         if text:
             shown = [m["id"] for m in out["recent"]] + (
                 [out["summary"]["id"]] if out["summary"] else [])
-            found = self.recaller.recall(stores, text, skip_ids=shown, node_filter=base,
-                                warnings=warnings, room=budget // 40, retired=retired)
+            found = self.recall.recall(stores, text, skip_ids=shown, node_filter=base,
+                                     warnings=warnings, room=budget // 40, retired=retired)
             out["ranked"] = found["ranked"]
             out.update(considered=found["considered"], belowFloor=found["belowFloor"])
         off_topic = self._keep_on_topic(out, opened) if opened is not None else []
@@ -122,7 +130,7 @@ class Context(UseCase):
         earlier = [c.id for c in out["ranked"] if c.kind == "message"][
             :min(MAX_CHECKED, max(20, budget // 25))]
         known = known + out["nodes"] + [c.record for c in out["ranked"] if c.kind == "node"]
-        retired = self.recaller.retired_sources(
+        retired = self.recall.retired_sources(
             stores, [m["id"] for m in out["recent"]], earlier, known,
             {n["id"] for n in lost}, now, warnings)
         if not retired:
@@ -197,11 +205,11 @@ class Context(UseCase):
 
     def _record_run(self, context, sid, text, budget, warnings, user, keep_question) -> None:
         """Remember which ids this context used, for `explain`. Never memory, never blocking.
-        Runs here that name a user memory erased meanwhile go first (`_settle`)."""
+        Runs here that name a user memory erased meanwhile go first (`settle`)."""
         store = self.stores.workspace_if_open()
         if store is None:
             return
-        _settle(store, user)
+        settle(store, user)
         try:
             with store.db.atomic():
                 store.summaries.record_context_run({
@@ -212,93 +220,6 @@ class Context(UseCase):
                     "ranking": _run_ranking(context)})
         except EkkoError as exc:
             warnings.append(f"context run not recorded: {exc.message}")
-
-    # -- explain --------------------------------------------------------------------------
-    def explain(self, context_id: str | None = None) -> dict:
-        from ..errors import NotFound
-        if context_id is not None and not context_id.startswith("ctx_"):
-            raise NotFound(f"{context_id!r} is not a context id", "context ids start with ctx_")
-        if context_id is not None and len(context_id) < 22:
-            context_id = self.queries.resolve_id(context_id, kinds=("context",))
-        self._settle_here()
-        run = self.store.summaries.get_context_run(context_id)
-        if run is None:
-            raise NotFound("no context run recorded" if context_id is None else
-                           f"no context run {context_id}", "first",
-                           step=Step(command="context"))
-        ranking = run.get("ranking") or {}
-        ranked = ranking.get("items", {})
-        items = []
-        for item_id in run["usedMemoryIds"]:
-            items.append({**self._explain_item(item_id), **ranked.get(item_id, {})})
-        retrieval = {k: v for k, v in ranking.items() if k != "items"}
-        if retrieval.get("leftOut"):
-            retrieval["leftOut"] = [self._left_out(entry) for entry in retrieval["leftOut"]]
-        return {"contextId": run["id"], "queryText": run["queryText"],
-                "sessionId": run["sessionId"], "createdAt": run["createdAt"], "items": items,
-                "retrieval": retrieval}
-
-    def _settle_here(self) -> None:
-        """Before a run is read: drop the runs naming a user memory erased since this
-        workspace last looked (another workspace's erasure cannot reach one it never heard
-        of). An explanation is shown whether or not that could be done."""
-        store = self.store
-        if store.read_only_reason:
-            return
-        try:
-            user = self.stores.user_store()
-        except EkkoError:
-            return
-        _settle(store, user)
-
-    def _left_out(self, entry: dict) -> dict:
-        """A record the run left out, with its title as it is now."""
-        from ..ids import kind_of
-        if kind_of(entry["id"]) == "message":
-            msg = self.store.messages.get_message(entry["id"])
-            return {**entry, "kind": "message",
-                    "title": msg["content"][:80] if msg else "(message since removed)"}
-        try:
-            title = self.queries.find_node(entry["id"])["title"]
-        except EkkoError:
-            title = "(memory since forgotten)"
-        return {**entry, "kind": "node", "title": title}
-
-    def _explain_item(self, item_id: str) -> dict:
-        from ..ids import kind_of
-        kind = kind_of(item_id)
-        if kind == "message":
-            msg = self.store.messages.get_message(item_id)
-            return {"id": item_id, "kind": "message", "exists": msg is not None,
-                    "title": msg["content"][:80] if msg else "(message since removed)",
-                    "sessionId": msg["sessionId"] if msg else None,
-                    "createdAt": msg["createdAt"] if msg else None}
-        if kind == "summary":
-            summary = self.store.summaries.get_summary(item_id)
-            return {"id": item_id, "kind": "summary", "exists": summary is not None,
-                    "title": summary["summary"][:80] if summary else "(summary since removed)"}
-        try:
-            node = self.queries.find_node(item_id)
-        except EkkoError:
-            try:
-                seed = self.stores.global_store()
-                node = seed.nodes.get_node(item_id) if seed is not None else None
-            except EkkoError:
-                node = None
-        if not node:
-            return {"id": item_id, "kind": "node", "exists": False,
-                    "title": "(memory since forgotten)"}
-        made = ("create", "supersede", "import")
-        created = [e for e in self.inspection.audit(node_id=node["id"], limit=20)
-                   if e["eventType"] in made] if node["scope"] != "global" else []
-        sources = self.store.messages.get_messages(node.get("sourceMessageIds", []))
-        return {"id": node["id"], "kind": "node", "exists": True, "title": node["title"],
-                "content": node["content"], "scope": node["scope"], "type": node["type"],
-                "status": node["status"], "actor": node.get("actor"),
-                "reason": created[-1]["reason"] if created else None,
-                "sources": [{"id": m["id"], "sessionId": m["sessionId"],
-                             "createdAt": m["createdAt"], "content": m["content"]}
-                            for m in sources]}
 
 
 # The most characters of a question a context run keeps for `explain`: enough to recognise
@@ -327,7 +248,7 @@ def _records_question(config) -> bool:
                if entry.key == "context.record_question" and entry.problem is None)
 
 
-def _settle(workspace, user) -> None:
+def settle(workspace, user) -> None:
     """The workspace's context runs naming a record `user` has erased since it last read
     the tombstones, dropped (service/erasure.py settle_runs). Never fails a context or an
     explanation: what cannot be done now is left for the next call."""

@@ -14,6 +14,12 @@ from contextlib import suppress
 
 from ..errors import EkkoError, Step
 
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..store import SqliteMemoryStore
+
 RESTORE = ("restore it from a backup, or move it aside, run 'ekko-mem init' and 'ekko-mem"
            " import' a recent 'ekko-mem export' file")
 READ_ONLY = "the db is damaged and doctor only reads a damaged db"
@@ -43,15 +49,22 @@ class Db:
     when doctor runs.
     """
 
-    def __init__(self, name: str, path: os.PathLike, repair: bool) -> None:
+    def __init__(self, name: str, path: Path, repair: bool) -> None:
         self.name, self.path, self.repair = name, path, repair
-        self.store = None
+        self.store: SqliteMemoryStore | None = None
         self.damaged = ""          # what SQLite said is broken; repairs must not write to it
         self.unusable = False      # memory.db (or a file SQLite opens with it) is not usable
         self.read_only = False     # a -wal or -shm is wrong: look without touching anything
         self.not_writable = ""     # why the db could only be opened for reading here
         self.newer = False         # a newer ekko-mem's schema: not ours to judge
-        self.workspace = None      # the workspace store, for the user db's source check
+        # the workspace store, for the user db's source check
+        self.workspace: SqliteMemoryStore | None = None
+
+    @property
+    def opened(self) -> SqliteMemoryStore:
+        """The store, for the checks that run once it is open."""
+        assert self.store is not None, f"{self.name} db checked before it was opened"
+        return self.store
 
     def blocked(self) -> str:
         """Why repairs must not write to this db ('' when they may)."""
@@ -145,7 +158,7 @@ class FileChecks:
                      f" {os.path.basename(target)}; SQLite makes a new one)", True)
 
     def files(self, db: Db) -> list[dict]:
-        out = []
+        out: list[dict] = []
         if not os.path.lexists(db.path):
             return out  # opening it says so, with the command that makes it
         if not db.path.is_file():
@@ -159,7 +172,7 @@ class FileChecks:
                 out.append(self._fix_side_file(db, side, name, problem))
         return out or [check(db.name, "files", True, "db, -wal and -shm are sound files")]
 
-    def _fix_side_file(self, db: Db, side: os.PathLike, name: str, problem: str) -> dict:
+    def _fix_side_file(self, db: Db, side: Path, name: str, problem: str) -> dict:
         """SQLite makes a new -wal or -shm when there is none, so the wrong one is moved
         aside, never deleted: a -wal may hold the only copy of recent writes."""
         if db.unusable:
@@ -227,11 +240,11 @@ def special_sides(path: str) -> dict[str, tuple[str, str, str]]:
     return out
 
 
-def _kind(path: os.PathLike) -> str:
+def _kind(path: Path) -> str:
     return "a directory" if path.is_dir() else "not a regular file"
 
 
-def _side_problem(side: os.PathLike, what: str) -> str:
+def _side_problem(side: Path, what: str) -> str:
     """Why `side` (memory.db-wal or -shm) is not what SQLite expects there, or ''."""
     from ..store.maintenance import wal_header_ok
     if not os.path.lexists(side):
@@ -267,11 +280,11 @@ class ErasedChecks:
 
     def runs(self, db: Db, sound: list[Db]) -> dict:
         # Every erased id at once: one pass over the runs, however many were erased.
-        erased = sorted({i for d in sound for _, i in d.store.erasure.tombstones_after(0)})
-        count = db.store.erasure.runs_citing(erased) if erased else 0
+        erased = sorted({i for d in sound for _, i in d.opened.erasure.tombstones_after(0)})
+        count = db.opened.erasure.runs_citing(erased) if erased else 0
         if not count:
             return check(db.name, "context runs", True, "no context run names an erased record")
-        named = db.store.health.named_by_runs(erased)
+        named = db.opened.health.named_by_runs(erased)
         problem = (f"{count} context runs still name erased records ({_listed(named)}), and"
                    " 'ekko-mem explain' shows what each was asked")
         return repairable(db, "context runs", problem, lambda: self._settle(db, sound, erased),
@@ -284,8 +297,8 @@ class ErasedChecks:
         from .erasure import settle_runs
         user = next((d.store for d in sound if d.name == "user"), None)
         dropped = settle_runs(db.store, user) if user is not None and db.name != "user" else 0
-        with db.store.db.atomic():
-            dropped += db.store.erasure.drop_context_runs(erased, [])
+        with db.opened.db.atomic():
+            dropped += db.opened.erasure.drop_context_runs(erased, [])
         return f"dropped {dropped} context runs"
 
     def leftovers(self, db: Db) -> dict:
@@ -295,7 +308,7 @@ class ErasedChecks:
         named: set[str] = set()
 
         def erased(ids) -> set[str]:
-            hit = db.store.erasure.erased(sorted(ids))
+            hit = db.opened.erasure.erased(sorted(ids))
             named.update(hit)
             return hit
         files = leftover_files(self.erasure.leftover_folders(), erased)
@@ -326,7 +339,7 @@ class ErasedChecks:
     def pending(self, db: Db) -> dict:
         """Purges a hard delete could not finish (another workspace, a lock, a kill)."""
         from .erasure import SWEEP
-        pending = db.store.erasure.pending_purges()
+        pending = db.opened.erasure.pending_purges()
         if not pending:
             return check(db.name, "pending purges", True, "no erasure is waiting to finish")
         nodes = [n for n in pending if n != SWEEP]
@@ -344,8 +357,8 @@ class ErasedChecks:
         """Proof that `text` is gone from the db's files and its full-text index."""
         from ..store.scan import scan_files
         found = scan_files(os.fspath(db.path), [text])
-        indexed = db.store.erasure.index_leftovers([text])
-        live = db.store.erasure.live_copies([text])
+        indexed = db.opened.erasure.index_leftovers([text])
+        live = db.opened.erasure.live_copies([text])
         if not found and not indexed:
             return check(db.name, "scan", True, f"the text is not in {db.path.name}, its -wal"
                          " and -shm files, or the full-text index")

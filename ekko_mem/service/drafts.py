@@ -172,11 +172,13 @@ class Drafts(UseCase):
                 return kind
         return None
 
-    def schema_key(self, key) -> str:
+    def schema_key(self, key: str) -> str:
         from ..policy.schema import canonical_key
         if not isinstance(key, str) or not key.strip():
             raise Rejected("key must be a non-empty string", "give a key like avoid_ingredient")
-        return canonical_key(key, self.schema.synonyms)
+        canonical = canonical_key(key, self.schema.synonyms)
+        assert canonical is not None  # None only for no key
+        return canonical
 
     def check_key(self, node: dict, rule: dict | None) -> tuple[str, str] | None:
         key = node.get("key")
@@ -265,7 +267,8 @@ class Drafts(UseCase):
         bound = []
         for ref, where, mid in parts:
             if where in (None, here) and mid in logged:
-                bound.append(source_ref(here, mid) if user else mid)
+                # logged holds ids only where there is a workspace, so `here` is its id
+                bound.append(source_ref(here, mid) if user and here is not None else mid)
             elif (where is None and mid in own) or ref in carried:
                 bound.append(ref)
             elif where not in (None, here):
@@ -285,7 +288,7 @@ class Drafts(UseCase):
         return format_time(end_of_local_day(self.env.now()))
 
     @staticmethod
-    def value_from_text(text: str | None):
+    def value_from_text(text: str | None) -> object:
         """A value given as text: JSON, or else the text itself as a string."""
         if text is None:
             return None
@@ -296,7 +299,7 @@ class Drafts(UseCase):
             return text
 
     @staticmethod
-    def check_choice(kind: str, value: str | None):
+    def check_choice(kind: str, value: str | None) -> str | None:
         """A scope, type or status in its canonical spelling (None stays None)."""
         table = {"scope": SCOPES, "type": TYPES, "status": STATUSES}[kind]
         return None if value is None else choose(kind, value, table)

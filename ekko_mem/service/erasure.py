@@ -22,7 +22,12 @@ from contextlib import suppress
 from ..env import DB_NAME, DIR_NAME
 from ..errors import StoreUnavailable
 from ..store.refs import citing_forms, split_ref
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from ..store import SqliteMemoryStore
+    from .audit_log import AuditLog
 
 # Copies are found by id first (versions, summary ranges, context runs' used ids, audit
 # records of the node). Text is matched only when it is distinctive: a shorter text ("note",
@@ -88,11 +93,11 @@ def distinctive(texts) -> list[str]:
 
 
 class Erasure(UseCase):
-    needs = ("audit_log",)
-
-    def __init__(self, stores, **given) -> None:
-        super().__init__(stores, **given)
-        self._opened: dict[str, object] = {}  # other workspaces' dbs, open until release()
+    def __init__(self, stores: Stores, *, audit_log: AuditLog) -> None:
+        super().__init__(stores)
+        self.audit_log = audit_log
+        # other workspaces' dbs, open until release()
+        self._opened: dict[str, SqliteMemoryStore] = {}
 
     def hard_delete(self, found, reason, actor, purge_sources) -> dict:
         """Erase `found` [(node, store)] and, with purge_sources, their source messages."""

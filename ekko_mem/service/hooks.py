@@ -28,7 +28,12 @@ import re
 import sys
 
 from ..errors import Rejected, StoreUnavailable
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .messages import Messages
+    from .remembering import Remembering
 
 BEGIN = "# >>> ekko-mem post-commit >>>"
 END = "# <<< ekko-mem post-commit <<<"
@@ -78,7 +83,10 @@ def _block(binary: str, workspace: str, flags: dict) -> str:
 
 
 class Hooks(UseCase):
-    needs = ("messages", "remembering")
+    def __init__(self, stores: Stores, *, messages: Messages, remembering: Remembering) -> None:
+        super().__init__(stores)
+        self.messages = messages
+        self.remembering = remembering
 
     def _hook_path(self) -> str:
         path = _git(["rev-parse", "--git-path", "hooks/post-commit"], self.stores.root).strip()
@@ -251,7 +259,8 @@ def _trailer_item(key: str, value: str, message_id: str, sha: str) -> dict:
     """What one trailer proposes, as `apply_items` takes it: a decision or constraint, an
     open task, or a done statement that closes the open task it names."""
     kind, zh = TRAILERS[key.lower()], not key.isascii()
-    item = {"operation": "create", "reason": f"{key} trailer of commit {sha[:12]}"}
+    item: dict[str, object] = {"operation": "create",
+                               "reason": f"{key} trailer of commit {sha[:12]}"}
     if kind in ("decision", "constraint"):
         domain = "工程" if zh else "engineering"
         folder = {"decision": "决策", "constraint": "约束"}[kind] if zh else f"{kind}s"

@@ -6,6 +6,12 @@ from ..ids import new_id
 from ..policy.records import normalise_message, parse_meta_pairs
 from .stores import UseCase
 
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from .stores import Progress
+
 
 CHUNK = 1000  # lines read and checked, and messages staged, at a time by log_lines
 
@@ -53,13 +59,13 @@ class Messages(UseCase):
         store.messages.append_messages([msg])
         return msg
 
-    def log_jsonl(self, lines, *, session: str | None = None, confirm: bool = False,
-                  progress=None) -> list[dict]:
+    def log_jsonl(self, lines: Iterable[str], *, session: str | None = None,
+                  confirm: bool = False, progress: Progress | None = None) -> list[dict]:
         """Append many messages from JSON lines in one transaction; one bad line rejects all."""
         return list(self.log_lines(lines, session=session, confirm=confirm, progress=progress))
 
-    def log_lines(self, lines, *, session: str | None = None, confirm: bool = False,
-                  progress=None):
+    def log_lines(self, lines: Iterable[str], *, session: str | None = None,
+                  confirm: bool = False, progress: Progress | None = None) -> Iterator[dict]:
         """log_jsonl for input of any length, in two passes. The first reads and checks
         every line and stages the messages in a private scratch db (memory stays flat and
         the log is not locked meanwhile); the second checks what the log holds again and

@@ -4,7 +4,13 @@ from __future__ import annotations
 from ..errors import NeedsConfirmation, NotFound, Rejected, Step, refusal
 from ..policy.reasons import explain
 from ..policy.vocab import ACTORS, OPERATIONS, choose
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .audit_log import AuditLog
+    from .drafts import Drafts
+    from .queries import Queries
 
 
 def kin_filter(node: dict, now: str) -> dict:
@@ -18,7 +24,12 @@ def kin_filter(node: dict, now: str) -> dict:
 
 
 class Nodes(UseCase):
-    needs = ("drafts", "queries", "audit_log")
+    def __init__(self, stores: Stores, *, drafts: Drafts, queries: Queries,
+                 audit_log: AuditLog) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.queries = queries
+        self.audit_log = audit_log
 
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",

@@ -9,6 +9,10 @@ from ..errors import EkkoError
 from ..ids import _ALPHABET, _encode
 from .stores import UseCase
 
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from ..retrieval.scoring import Candidate
+
 POOL = 60           # message hits read per db, at least (more for a larger budget or limit)
 MAX_POOL = 200
 YEARS_BACK = 10     # earlier years tried for a date named without one
@@ -37,10 +41,10 @@ class Recall(UseCase):
         embedder = self.stores.embedder(warnings) if stores and text.strip() else None
         if (query.empty and embedder is None) or not stores:
             return out
-        if query.yearless and session is None:
+        if query.yearless and query.window is not None and session is None:
             query.window = _latest_said(query.window, stores)
         skip = set(skip_ids)
-        pool: dict[str, object] = {}
+        pool: dict[str, Candidate] = {}
         df: dict[str, int] = {}
         total = 0
         for name, store in stores:

@@ -1,13 +1,15 @@
-"""Semantic recall: the vector candidate list for a question; the vectors of a bulk write,
-made after its commit; and `ekko-mem index`, which embeds what a db holds without vectors
-(rows written before it was switched on).
+"""Semantic recall: the vector candidate list for a question, and the vectors of a bulk write,
+made after its commit. `ekko-mem index` (indexer.py) embeds in the same batches.
 """
 from __future__ import annotations
 
 from contextlib import contextmanager
 
-from ..errors import EkkoError, Rejected
-from .stores import UseCase
+from ..errors import EkkoError
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from ..retrieval.scoring import Candidate
 
 VECTOR_POOL = 30    # nearest rows read per kind and db; the fused list keeps the best
 EXACT_MAX = 20_000  # vectors of one kind compared one by one; past this, sign bits first
@@ -31,7 +33,7 @@ def vector_hits(embedder, stores, text: str, *, kinds, pool: dict, skip: set, no
     if not work:  # nothing to compare with: the question is not embedded either
         return []
     math, question = _arithmetic(work, embedder.question(text))
-    found: list[tuple[float, int, object]] = []
+    found: list[tuple[float, int, Candidate]] = []
     for name, store in stores:
         try:
             for kind in kinds:
@@ -203,63 +205,3 @@ def embed_units(store, embedder, units: list) -> None:
         kept = store.vectors.present(units)
         store.vectors.put([u for u, keep in zip(units, kept) if keep],
                           [c for c, keep in zip(coded, kept) if keep])
-
-
-class Indexer(UseCase):
-    def index(self, *, user: bool = False, rebuild: bool = False, progress=None) -> dict:
-        """Embed every message, node and summary of the workspace db (or the user db) that
-        has no vector of the current model. `progress(done, total)` is called per batch."""
-        from ..embedding import load
-        try:
-            embedder = load()
-        except RuntimeError as exc:
-            raise Rejected(f"cannot build the vector index: {exc}",
-                           "install the extra, then run 'ekko-mem index' again") from None
-        store = self.stores.user_store() if user else self.store
-        if store is None:
-            raise Rejected("there is no user memory to index yet",
-                           "the first user-scope memory makes it")
-        store.db.embedder = embedder
-        vectors = store.vectors
-        with store.db.atomic():
-            dropped = vectors.drop_all() if rebuild else \
-                vectors.drop_other_models(embedder.model)
-        before = vectors.counts(embedder.model)
-        total = sum(c["rows"] - c["embedded"] for c in before.values())
-        from ..store.vectors import node_text, summary_text
-        done = 0
-
-        def report(count: int) -> None:
-            nonlocal done
-            done += count
-            if progress:
-                progress(done, total)
-
-        def embed(kind, read, text) -> int:
-            ids = vectors.unembedded(kind, embedder.model, BATCH)
-            embed_units(store, embedder, [(i, kind, None, text(row)) for i, row in
-                                          ((i, read(i)) for i in ids) if row])
-            return len(ids)
-
-        def embed_messages() -> int:
-            batch = vectors.unembedded_messages(embedder.model, BATCH)
-            embed_units(store, embedder, vectors.message_units(batch))
-            return len(batch)
-
-        steps = [embed_messages, lambda: embed("node", store.nodes.get_node, node_text),
-                 lambda: embed("summary", store.summaries.get_summary, summary_text)]
-        report(0)
-        for step in steps:  # each batch its own transaction: an interrupted run resumes
-            while True:
-                count = step()
-                report(count)
-                if count < BATCH:
-                    break
-        if not self.stores.semantic_on():
-            self.stores.notes.append("retrieval.semantic is off, so recall does not use these"
-                                     " vectors yet; 'ekko-mem config set retrieval.semantic"
-                                     " true' turns it on")
-        after = vectors.counts(embedder.model)
-        return {"db": store.path, "model": embedder.model, "embedded": done,
-                "replaced": dropped, "rows": {k: v["rows"] for k, v in after.items()},
-                "withVectors": {k: v["embedded"] for k, v in after.items()}}

@@ -8,8 +8,17 @@ from __future__ import annotations
 import os
 
 from ..env import DB_NAME, DIR_NAME, Env
-from ..errors import EkkoError, Step, StoreUnavailable
+from ..errors import EkkoError, NotFound, Step, StoreUnavailable
 from ..trust import db_files
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from typing import Callable, Literal
+
+    from ..config import Config
+    from ..embedding import Embedder
+    from ..store import SqliteMemoryStore
+    Progress = Callable[[int, int], None]  # (done, total) after each batch of a long write
 
 LOCK_TIMEOUT_S = 0.5  # a context waits at most this long for a locked db
 HELD = {"user": {"user"}, "workspace": {"workspace", "session"}}  # scopes each db holds
@@ -32,13 +41,14 @@ class Stores:
         self._workspace_arg = workspace
         self._session_arg = session
         self.timeout = timeout
-        self._store = None
-        self._user_store = None
+        self._store: SqliteMemoryStore | None = None
+        self._user_store: SqliteMemoryStore | None = None
         self._root: str | None = None
-        self._config = None
-        self._global = None
-        self._read_only: list = []  # opened for a context; closed with the rest
-        self._embedder = None   # the semantic model: None until asked, False when off
+        self._config: Config | None = None
+        self._global: SqliteMemoryStore | Literal[False] | None = None
+        self._read_only: list[SqliteMemoryStore] = []  # opened for a context; closed with the rest
+        # the semantic model: None until asked, False when off
+        self._embedder: Embedder | Literal[False] | None = None
         self._semantic_off: str | None = None  # why semantic recall is on but cannot run
         self.notes: list[str] = []  # things a person should hear about, printed to stderr
 
@@ -64,12 +74,12 @@ class Stores:
                 or self.config.get("session.default"))
 
     @property
-    def config(self):
+    def config(self) -> Config:
         """Workspace config.toml over ~/.ekko/config.toml; a problem in either stops the
         command (exit 4) with its file, line, key and fix."""
         return self.read_config().check()
 
-    def read_config(self):
+    def read_config(self) -> Config:
         """Both files read and every value checked, once; the problems are kept, not raised."""
         if self._config is None:
             from ..config import load
@@ -83,10 +93,10 @@ class Stores:
                 paths += [os.path.join(root, DIR_NAME), os.path.join(root, DIR_NAME,
                                                                       "config.toml")]
             self.trusted(*paths)  # a stranger's config could name a command to run
-            self._config = load(home, root)
+            self._config = load(home, root, self.env.environ)
         return self._config
 
-    def config_or_defaults(self, warnings: list[str], strict: bool):
+    def config_or_defaults(self, warnings: list[str], strict: bool) -> Config:
         """The config for reads that must not fail: each bad setting left out (the next file's
         value or the default applies) with a warning; `strict` refuses any problem instead."""
         try:
@@ -96,7 +106,7 @@ class Stores:
                 raise
             warnings.append(f"config ignored: {exc.message}")
             from ..config import Config
-            self._config = config = Config()
+            self._config = config = Config(environ=self.env.environ)
         if strict:
             return config.check(optional=True)
         warnings += config.accept(self.spell)
@@ -108,7 +118,7 @@ class Stores:
         check_all(paths, self.env.environ)
 
     # -- opening -----------------------------------------------------------------------------
-    def open_db(self, path: str, **kwargs):
+    def open_db(self, path: str, **kwargs) -> SqliteMemoryStore:
         from ..store import open_store
         if self.timeout is not None:
             kwargs["timeout"] = self.timeout
@@ -126,7 +136,7 @@ class Stores:
         except EkkoError:
             return False
 
-    def embedder(self, warnings: list[str] | None = None):
+    def embedder(self, warnings: list[str] | None = None) -> Embedder | None:
         """The loaded model when semantic recall is on and can run, else None; when it is on
         but cannot run, why is added to `warnings` (recall then stays lexical)."""
         if self._embedder is None:
@@ -147,7 +157,7 @@ class Stores:
         if note not in self.notes:
             self.notes.append(note)
 
-    def _open_or_read(self, path: str, **kwargs):
+    def _open_or_read(self, path: str, **kwargs) -> SqliteMemoryStore:
         """The db opened for writing, or, where it cannot be written (a read-only file, folder
         or file system), read-only: reads work, and a write is refused before it starts."""
         from ..store.connection import NotWritable
@@ -157,7 +167,7 @@ class Stores:
             return _read_only(path, exc, self.timeout)
 
     @property
-    def store(self):
+    def store(self) -> SqliteMemoryStore:
         """The workspace db; it must have been created by `init`."""
         if self._store is None:
             path = self.db_path
@@ -167,7 +177,7 @@ class Stores:
             self._store = self._open_or_read(path)
         return self._store
 
-    def user_store(self, *, create: bool = False):
+    def user_store(self, *, create: bool = False) -> SqliteMemoryStore | None:
         """The user db (~/.ekko/memory.db), made on first write; None when absent on reads."""
         if self._user_store is None:
             path = self.env.user_db()
@@ -190,7 +200,7 @@ class Stores:
             from ..store import open_in_memory
             self._user_store = open_in_memory()
 
-    def global_store(self):
+    def global_store(self) -> SqliteMemoryStore | None:
         """Read-only nodes shipped with the package, served from an in-memory db."""
         if self._global is None:
             from ..store import load_global
@@ -198,15 +208,20 @@ class Stores:
         return self._global or None
 
     # -- routing -----------------------------------------------------------------------------
-    def for_scope(self, scope: str, *, create: bool = False):
-        """The db that holds `scope`: user memory in the user db, the rest in the workspace's."""
+    def for_scope(self, scope: str, *, create: bool = False) -> SqliteMemoryStore:
+        """The db that holds `scope`: user memory in the user db (made first with `create`),
+        the rest in the workspace's."""
         if scope == "user":
-            return self.user_store(create=create)
+            store = self.user_store(create=create)
+            if store is None:  # callers ask for a memory's db after finding the memory
+                raise NotFound("there is no user memory yet",
+                               "the first user-scope memory makes it")
+            return store
         return self.store
 
-    def existing(self) -> list[tuple[str, object]]:
+    def existing(self) -> list[tuple[str, SqliteMemoryStore]]:
         """The dbs that exist: the workspace's (when there is one) and the user's."""
-        found = []
+        found: list[tuple[str, SqliteMemoryStore]] = []
         workspace = self.workspace_or_none()
         if workspace is not None:
             found.append(("workspace", workspace))
@@ -215,7 +230,7 @@ class Stores:
             found.append(("user", user))
         return found
 
-    def workspace_or_none(self):
+    def workspace_or_none(self) -> SqliteMemoryStore | None:
         """The workspace db, or None outside any workspace; a workspace that is there but
         cannot be used is still an error."""
         try:
@@ -236,7 +251,7 @@ class Stores:
         user = self.user_store()
         return dict(user.erasure.known_workspaces()) if user is not None else {}
 
-    def open_workspace(self, root: str, *, read_only: bool = False):
+    def open_workspace(self, root: str, *, read_only: bool = False) -> SqliteMemoryStore:
         """Another workspace's db, refused as this one's would be; the caller closes it.
         Read-only leaves it exactly as it is (no migration, no -wal written)."""
         path = os.path.join(root, DIR_NAME, DB_NAME)
@@ -248,7 +263,7 @@ class Stores:
             return open_for_reading(path)
         return self.open_db(path)
 
-    def readable(self, scopes: list[str] | None = None) -> list[tuple[str, object]]:
+    def readable(self, scopes: list[str] | None = None) -> list[tuple[str, SqliteMemoryStore]]:
         """The dbs holding any of `scopes` (all when None), the shipped global nodes last."""
         stores = [(name, s) for name, s in self.existing()
                   if not scopes or HELD[name] & set(scopes)]
@@ -258,10 +273,12 @@ class Stores:
                 stores.append(("global", seed))
         return stores
 
-    def for_context(self, warnings: list[str], strict: bool) -> tuple[list, str]:
+    def for_context(self, warnings: list[str],
+                    strict: bool) -> tuple[list[tuple[str, SqliteMemoryStore]], str]:
         """The dbs a context can read, and "ok", "degraded" or "disabled". A db that cannot be
         opened (missing, untrusted, locked, corrupt, newer) is a warning unless `strict`."""
-        stores, failed, candidates = [], 0, []
+        stores: list[tuple[str, SqliteMemoryStore]] = []
+        failed, candidates = 0, []
         try:
             candidates.append(("workspace", self.db_path))
         except EkkoError as exc:
@@ -287,7 +304,8 @@ class Stores:
                 self._read_only.append(store)
         return stores, "ok" if not failed else ("degraded" if stores else "disabled")
 
-    def _open_for_context(self, name, path, warnings, strict):
+    def _open_for_context(self, name: str, path: str, warnings: list[str],
+                          strict: bool) -> SqliteMemoryStore:
         if not os.path.exists(path):
             raise no_db(os.path.dirname(os.path.dirname(path)), path)
         # Refused as the writers refuse it: no reads, no run records.
@@ -301,7 +319,7 @@ class Stores:
             warnings.append(f"{name} db: {store.read_only_reason}; read what it could")
         return store
 
-    def workspace_if_open(self):
+    def workspace_if_open(self) -> SqliteMemoryStore | None:
         """The workspace db when it is open and writable, else None (never opens one)."""
         store = self._store
         return None if store is None or store.read_only_reason else store
@@ -314,7 +332,7 @@ class Stores:
         self._read_only = []
 
 
-def _open_degraded(path):
+def _open_degraded(path: str) -> SqliteMemoryStore:
     from ..store import open_for_reading, open_store
     try:
         return open_store(path, allow_newer=True, timeout=LOCK_TIMEOUT_S)
@@ -327,7 +345,8 @@ def _open_degraded(path):
             raise exc from None
 
 
-def _read_only(path: str, refused, timeout: float | None):
+def _read_only(path: str, refused: StoreUnavailable,
+               timeout: float | None) -> SqliteMemoryStore:
     """`path` opened only for reading after `refused` said it cannot be written; `refused`
     stands when it cannot be read either, or cannot be read faithfully."""
     from ..store import latest_version, open_for_reading
@@ -367,29 +386,22 @@ def _wal_holds_writes(path: str) -> bool:
 
 
 class UseCase:
-    """A use case works on the dbs its Stores opens, and calls the other use cases it `needs`,
-    each given by name when it is built (so a reader sees what it depends on, in one line)."""
+    """A use case works on the dbs its Stores opens. One that calls other use cases takes
+    them as keyword arguments of its own `__init__`, and MemoryService passes them."""
 
-    needs: tuple[str, ...] = ()
-
-    def __init__(self, stores: Stores, **given) -> None:
-        if set(given) != set(self.needs):
-            raise TypeError(f"{type(self).__name__} needs {', '.join(self.needs) or 'nothing'},"
-                            f" not {', '.join(sorted(given)) or 'nothing'}")
+    def __init__(self, stores: Stores) -> None:
         self.stores = stores
-        for name in self.needs:
-            setattr(self, name, given[name])
 
     @property
     def env(self) -> Env:
         return self.stores.env
 
     @property
-    def store(self):
+    def store(self) -> SqliteMemoryStore:
         return self.stores.store
 
     @property
-    def config(self):
+    def config(self) -> Config:
         return self.stores.config
 
     def session(self, given: str | None = None) -> str:

@@ -28,8 +28,17 @@ from contextlib import ExitStack, contextmanager
 from ..errors import NeedsConfirmation, Rejected, Step
 from ..ids import PREFIXES, kind_of
 from ..policy.limits import check_size
-from .stores import UseCase
+from .stores import Stores, UseCase
 from .transfer_files import NOTHING, line_object, readable, write_atomically
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+    from .audit_log import AuditLog
+    from .drafts import Drafts
+    from .nodes import Nodes
+    from .stores import Progress
 
 FORMAT = "ekko-mem-export"
 VERSION = 1
@@ -50,12 +59,19 @@ def _events_of(events: list[dict], stores: dict, every: bool, scopes, session):
 
 
 class Transfer(UseCase):
-    needs = ("drafts", "nodes", "audit_log")
+    def __init__(self, stores: Stores, *, drafts: Drafts, nodes: Nodes,
+                 audit_log: AuditLog) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.nodes = nodes
+        self.audit_log = audit_log
 
     # -- export ------------------------------------------------------------------------------
-    def export_lines(self, *, scopes: list[str] | None = None, session: str | None = None):
+    def export_lines(self, *, scopes: list[str] | None = None,
+                     session: str | None = None) -> Iterator[dict]:
         """Yield export records: a header, then messages, summaries, nodes and events."""
-        scopes = [self.drafts.check_choice("scope", s) for s in scopes or []] or None
+        chosen = [self.drafts.check_choice("scope", s) for s in scopes or []]
+        scopes = [s for s in chosen if s is not None] or None
         yield {"kind": "header", "format": FORMAT, "version": VERSION}
         with ExitStack() as stack:
             stores = dict(self.stores.existing())
@@ -94,13 +110,13 @@ class Transfer(UseCase):
                     batch = []
             yield from _events_of(batch, stores, every, scopes, session)
 
-    def save_export(self, path: str, lines) -> None:
+    def save_export(self, path: str, lines: Iterable[str]) -> None:
         """Write rendered export lines to `path` atomically (see write_atomically)."""
         write_atomically(path, lines)
 
     # -- import ------------------------------------------------------------------------------
-    def import_lines(self, lines, *, confirm: bool = False, allow_erased: bool = False,
-                     progress=None) -> dict:
+    def import_lines(self, lines: Iterable[str], *, confirm: bool = False,
+                     allow_erased: bool = False, progress: Progress | None = None) -> dict:
         """Import export lines: a list of them, a one-shot iterator (copied aside first) or
         what `transfer_files.open_import` opened. Nothing is held but a batch at a time.
         What a tombstone names (erased here since the export was taken) is skipped and
@@ -130,7 +146,7 @@ class Transfer(UseCase):
             if "user" not in stores and index.holds_user_nodes():
                 # Made only once the file is known good, locked last as above. Should another
                 # process have made it meanwhile and written to it, it is checked again.
-                stores["user"] = self.stores.user_store(create=True)
+                stores["user"] = self.stores.for_scope("user", create=True)
                 hold(stores["user"])
                 held.take(stores["user"].db)
                 again = bool(stores["user"].nodes.count_nodes())
@@ -217,13 +233,14 @@ class Transfer(UseCase):
             yield batch
 
     def _import_parsers(self, cap: int):
-        from pydantic import ValidationError
+        from pydantic import BaseModel, ValidationError
 
         from ..models import (MemoryAuditEvent, MemoryMessage, MemoryNode, MemorySummary,
                               validation_message)
         from ..store.copies import looks_stored
-        models = {"message": MemoryMessage, "summary": MemorySummary, "node": MemoryNode,
-                  "event": MemoryAuditEvent}
+        models: dict[str, type[BaseModel]] = {
+            "message": MemoryMessage, "summary": MemorySummary, "node": MemoryNode,
+            "event": MemoryAuditEvent}
 
         def read(number: int, line) -> dict | None:
             """The line's object, or None for a blank line."""

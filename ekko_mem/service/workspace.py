@@ -57,7 +57,8 @@ def _ignore_ekko(root) -> str:
 
 
 class Workspace(UseCase):
-    def init_workspace(self, path=None, *, gitignore: bool = True) -> dict:
+    def init_workspace(self, path: str | os.PathLike | None = None, *,
+                       gitignore: bool = True) -> dict:
         from pathlib import Path  # init is not on the hot path
         root = (Path(self.env.cwd) / Path(path or ".").expanduser()).resolve()
         if not root.is_dir():

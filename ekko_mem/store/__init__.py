@@ -53,7 +53,7 @@ def _checked(store: SqliteMemoryStore, path: str, allow_newer: bool,
 def open_for_reading(path, *, timeout: float = BUSY_TIMEOUT_S) -> SqliteMemoryStore:
     """A read-only view for when the db cannot be opened for writing (read-only file system,
     no write permission): mode=ro first, then immutable. Never migrates; marked read-only."""
-    last = None
+    last: StoreUnavailable  # each way was tried and refused
     for flags in ({"readonly": True}, {"immutable": True}):
         store = None
         try:

@@ -115,7 +115,9 @@ def copies_its_node(event: dict) -> bool:
     """Whether an event records its node as it stands: nothing before, a copy of the node
     after. Such a copy is SAME_AS_NODE while it equals the node's row."""
     payload = event.get("payload")
-    return bool(payload) and payload.get("before") is None and bool(event.get("nodeId")) \
+    if not payload:
+        return False
+    return payload.get("before") is None and bool(event.get("nodeId")) \
         and isinstance(payload.get("after"), dict) \
         and payload["after"].get("id") == event["nodeId"]
 

@@ -10,6 +10,19 @@ from ..errors import EkkoError, Step, StoreUnavailable
 
 BUSY_TIMEOUT_S = 5.0
 
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    class Embeds(Protocol):
+        """What a write embeds its rows with (embedding.Lazy or Embedder; the store never
+        imports the model)."""
+        model: str
+
+        def on(self) -> bool: ...
+
+        def passages(self, texts: list[str]) -> list[tuple[float, bytes, bytes]] | None: ...
+
 
 def ensure_private_dir(folder: str) -> None:
     """Create `.ekko/` as 0700; memory is private even on a shared machine."""
@@ -121,7 +134,7 @@ class Connection:
         self.read_only = False
         # Set by the service when semantic recall is on: writes then embed their rows
         # (store/vectors.py) in the same transaction.
-        self.embedder = None
+        self.embedder: Embeds | None = None
         # A list while a bulk write runs: its rows are noted here, (kind, id), instead of
         # embedded, and get their vectors after its commit (service/semantic.py), so the
         # write lock is held as long as the rows take, not the model.

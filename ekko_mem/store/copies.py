@@ -21,6 +21,10 @@ from __future__ import annotations
 
 from .codec import SAME_AS_NODE, dumps
 
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from typing import TypeGuard
+
 HEAD = "=head"
 HEAD_JSON = '"=head"'
 DIFF = "=diff"
@@ -28,11 +32,11 @@ DROP = "=drop"
 SOURCES = "sourceMessageIds"
 
 
-def _is_copy(value, node_id: str) -> bool:
+def _is_copy(value, node_id: str) -> TypeGuard[dict]:
     return isinstance(value, dict) and value.get("id") == node_id
 
 
-def holds_copy(payload, node_id: str) -> bool:
+def holds_copy(payload, node_id: str) -> TypeGuard[dict]:
     """Whether a payload copies its node on either side: only then can it refer to the row."""
     return isinstance(payload, dict) and any(_is_copy(payload.get(side), node_id)
                                              for side in ("before", "after"))
@@ -46,7 +50,7 @@ def _headed(copy: dict, sources: list) -> dict:
     return copy
 
 
-def _is_head(value) -> bool:
+def _is_head(value) -> TypeGuard[dict]:
     return type(value) is dict and len(value) == 1 and type(value.get(HEAD)) is int \
         and value[HEAD] >= 1
 
@@ -60,7 +64,7 @@ def _unheaded(copy: dict, sources: list) -> dict:
     return copy
 
 
-def _is_diff(value, node_id: str) -> bool:
+def _is_diff(value, node_id: str) -> TypeGuard[dict]:
     """Only the exact shape the store writes reads as a difference; anything else as it is:
     the id, the changed fields (never the id), and where present a non-empty list of the
     distinct fields dropped, none of them changed or the id."""

@@ -190,6 +190,7 @@ class ErasureStore(Part):
         if not texts_by_id:
             return
         key = self._digest_key(create=True)
+        assert key is not None  # made here when missing
         self.db.executemany("insert or ignore into memory_tombstones (id, digest, erased_at)"
                             " values (?, ?, ?)", [(item, _digest(key, text), now)
                                                   for item, text in texts_by_id.items()])

@@ -32,6 +32,11 @@ def match_all(text: str) -> str | None:
     return " AND ".join(terms) if terms else None
 
 
+def match_term(term: str) -> str:
+    """One index token, quoted."""
+    return _quote(term)
+
+
 def match_terms(terms: list[str]) -> str | None:
     """OR of index tokens, each quoted."""
     unique = list(dict.fromkeys(_quote(t) for t in terms if t))

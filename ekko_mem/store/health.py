@@ -25,7 +25,7 @@ class LinkCycles(Part):
         table, _, _ = LINKS[kind]
         loops = _loops(self._links(kind))
         rowids = sorted({r for loop in loops for r in loop})
-        known = {}
+        known: dict[int, tuple[str, str]] = {}
         for start in range(0, len(rowids), 500):
             chunk = rowids[start:start + 500]
             known.update((r[0], (r[1], r[2])) for r in self.db.all(
@@ -52,8 +52,8 @@ class LinkCycles(Part):
         from collections import defaultdict
         table, column, _ = LINKS[kind]
         top, count = self.db.one(f"select coalesce(max(rowid), 0), count(*) from {table}")
-        after = array("q", bytes(8 * (top + 1))) if top <= 4 * count + 1024 \
-            else defaultdict(int)
+        after: array[int] | defaultdict[int, int] = array("q", bytes(8 * (top + 1))) \
+            if top <= 4 * count + 1024 else defaultdict(int)
         try:  # rows are stepped through after execute returns: a damaged page shows here
             cursor = self.db.execute(
                 f"select c.rowid, p.rowid from {table} c join {table} p on p.id = c.{column}"
@@ -73,7 +73,9 @@ def _loops(after) -> list[list[int]]:
     from collections import defaultdict
     dense = not isinstance(after, dict)
     starts = (i for i, target in enumerate(after) if target) if dense else list(after)
-    state = bytearray(len(after)) if dense else defaultdict(int)  # 1 on this walk, 2 settled
+    # 1 on this walk, 2 settled
+    state: bytearray | defaultdict[int, int] = bytearray(len(after)) if dense \
+        else defaultdict(int)
     loops = []
     for start in starts:
         path, current = [], start

@@ -158,9 +158,10 @@ class NodeStore(Part):
             if prior_id in seen or len(seen) >= limit:
                 cut = {"at": current["id"], "why": "cycle" if prior_id in seen else "limit"}
                 break
-            current = self.get_node(prior_id)
-            if current is None:
+            prior = self.get_node(prior_id)
+            if prior is None:
                 break
+            current = prior
             seen.add(prior_id)
             older.append(current)
         current = node
@@ -329,7 +330,7 @@ class NodeStore(Part):
         if not any(e.get("nodeId") and copies.encoded(e.get("payload"), e["nodeId"])
                    for e in events):
             return events
-        rows = {}
+        rows: dict[str, dict] = {}
         for start in range(0, len(wanted), 500):
             chunk = wanted[start:start + 500]
             rows.update((n["id"], n) for n in (codec.node_from_row(r) for r in self.db.all(

@@ -40,7 +40,7 @@ def _rankable(rare: list[str], counts: dict[str, int]) -> list[str]:
 class RecallStore(Part):
     def term_counts(self, table: str, terms: list[str]) -> dict[str, int]:
         """Rows of `table` holding each index token, counted up to search.COMMON + 1."""
-        return {t: search.matches_capped(self.db, table, fts.match_terms([t])) for t in terms}
+        return {t: search.matches_capped(self.db, table, fts.match_term(t)) for t in terms}
 
     def row_estimate(self, table: str) -> int:
         """About how many rows `table` has, in constant time (rowids only grow)."""
@@ -75,18 +75,18 @@ class RecallStore(Part):
                                " memory_messages m on m.rowid = hit.value order by hit.key",
                                (json.dumps(rowids),))
             return [codec.message_from_row(r) for r in rows]
-        where, args = ["memory_messages_fts match ?"], [match]
+        where, given = ["memory_messages_fts match ?"], [match]
         if session is not None:
             where.append("m.session_id = ?")
-            args.append(session)
+            given.append(session)
         if since is not None:
             where.append("m.created_at >= ?")
-            args.append(since)
+            given.append(since)
         order = "bm25(memory_messages_fts)" if rare else "memory_messages_fts.rowid desc"
         rows = self.db.all(
             f"select {_M_COLS} from memory_messages_fts cross join memory_messages m"
             f" on m.rowid = memory_messages_fts.rowid where {' and '.join(where)}"
-            f" order by {order} limit ?", (*args, limit if rare else min(limit, search.WINDOW)))
+            f" order by {order} limit ?", (*given, limit if rare else min(limit, search.WINDOW)))
         return [codec.message_from_row(r) for r in rows]
 
     def node_hits(self, terms: list[str], counts: dict[str, int], f: dict, *,

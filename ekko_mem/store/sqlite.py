@@ -2,20 +2,21 @@
 from __future__ import annotations
 
 import os
+from functools import cached_property
 
 from .connection import Connection
 from .messages import MessageStore
 from .nodes import NodeStore
 
-# The parts a command may not need, built (and their modules imported) on first use: a
-# free-text `remember` in a git hook should not load export, recall or health checks.
-_LAZY_PARTS = {"summaries": ("summaries", "SummaryStore"),  # and marks, jobs, context runs
-               "recall": ("recall", "RecallStore"),
-               "transfer": ("transfer", "TransferStore"),
-               "erasure": ("erasure", "ErasureStore"),
-               "health": ("maintenance", "HealthChecks"),
-               "compaction": ("compaction", "AuditCompaction"),
-               "vectors": ("vectors", "VectorStore")}
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .compaction import AuditCompaction
+    from .erasure import ErasureStore
+    from .maintenance import HealthChecks
+    from .recall import RecallStore
+    from .summaries import SummaryStore
+    from .transfer import TransferStore
+    from .vectors import VectorStore
 
 
 class SqliteMemoryStore:
@@ -28,14 +29,46 @@ class SqliteMemoryStore:
         self.messages = MessageStore(db)
         self.nodes = NodeStore(db)  # nodes and their audit events
 
-    def __getattr__(self, name: str):
-        spec = _LAZY_PARTS.get(name)
-        if spec is None:
-            raise AttributeError(name)
-        from ..lazy import load
-        part = getattr(load(f"{__package__}.{spec[0]}"), spec[1])(self.db)
-        setattr(self, name, part)  # found directly from now on
-        return part
+    # The parts a command may not need, each built (and its module imported) on first use: a
+    # free-text `remember` in a git hook loads no export, recall or health checks.
+    @cached_property
+    def summaries(self) -> SummaryStore:
+        """Summaries, extraction marks and jobs, context runs."""
+        from .summaries import SummaryStore
+        return SummaryStore(self.db)
+
+    @cached_property
+    def recall(self) -> RecallStore:
+        from .recall import RecallStore
+        return RecallStore(self.db)
+
+    @cached_property
+    def transfer(self) -> TransferStore:
+        from .transfer import TransferStore
+        return TransferStore(self.db)
+
+    @cached_property
+    def erasure(self) -> ErasureStore:
+        from .erasure import ErasureStore
+        return ErasureStore(self.db)
+
+    @cached_property
+    def health(self) -> HealthChecks:
+        """doctor's checks."""
+        from .maintenance import HealthChecks
+        return HealthChecks(self.db)
+
+    @cached_property
+    def compaction(self) -> AuditCompaction:
+        """Old audit copies stored compactly, for doctor."""
+        from .compaction import AuditCompaction
+        return AuditCompaction(self.db)
+
+    @cached_property
+    def vectors(self) -> VectorStore:
+        """Semantic recall's embeddings, in blocks."""
+        from .vectors import VectorStore
+        return VectorStore(self.db)
 
     def close(self) -> None:
         self.db.close()

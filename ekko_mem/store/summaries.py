@@ -34,15 +34,17 @@ class SummaryStore(Part):
         """The ids of the summaries `summary` was built on, the nearest first, each once, and
         where the walk stopped early ({} at the first summary; else "at" the id whose parent
         link led back into the chain or past `limit`, "why" "cycle" or "limit")."""
-        seen, parents, current = {summary["id"]}, [], summary
+        seen, current = {summary["id"]}, summary
+        parents: list[str] = []
         while current.get("parentSummaryId"):
             parent_id = current["parentSummaryId"]
             if parent_id in seen or len(seen) >= limit:
                 return parents, {"at": current["id"],
                                  "why": "cycle" if parent_id in seen else "limit"}
-            current = self.get_summary(parent_id)
-            if current is None:
+            parent = self.get_summary(parent_id)
+            if parent is None:
                 break
+            current = parent
             seen.add(parent_id)
             parents.append(parent_id)
         return parents, {}

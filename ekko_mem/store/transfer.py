@@ -329,7 +329,8 @@ class ImportIndex:
     def _grouped(self, sql: str):
         """(a, b, ids) for rows (a, b, id) in order, FETCH ids at a time. The caller reads
         other dbs meanwhile, never this one, so one cursor serves."""
-        group, ids = None, []
+        group: tuple = ()
+        ids: list[str] = []
         cursor = self.db.execute(sql)
         while rows := cursor.fetchmany(FETCH):
             for first, second, record_id in rows:

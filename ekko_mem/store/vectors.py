@@ -74,6 +74,7 @@ class VectorStore(Part):
         embedder = self.db.embedder
         if not units:
             return True
+        assert embedder is not None  # the service gives every db it writes one
         if coded is None:
             if self.db.embed_later is not None:
                 self.db.embed_later += [(kind, ref) for ref, kind, *_ in units]

@@ -4,11 +4,19 @@ from __future__ import annotations
 from ..errors import NotFound, Rejected, Step
 from ..ids import kind_of
 from ..store.refs import citing_forms, split_ref
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .audit_log import AuditLog
+    from .queries import Queries
 
 
-class Inspect(UseCase):
-    needs = ("queries", "audit_log")
+class Inspection(UseCase):
+    def __init__(self, stores: Stores, *, queries: Queries, audit_log: AuditLog) -> None:
+        super().__init__(stores)
+        self.queries = queries
+        self.audit_log = audit_log
 
     def audit(self, *, node_id: str | None = None, since: str | None = None,
               limit: int = 50) -> list[dict]:
@@ -56,7 +64,7 @@ class Inspect(UseCase):
         raise NotFound(f"no audit event {event_id}", "to list them", step=Step(command="audit"))
 
     def undo(self, event_id: str, *, reason: str = "", actor: str = "user") -> dict:
-        """Reverse a change as a new audited change; the audit trail (audit.py) knows how."""
+        """Reverse a change as a new audited change; the audit trail (audit_log.py) knows how."""
         event, store = self._find_event(event_id)
         return self.audit_log.undo(event, store, reason=reason, actor=actor)
 
@@ -88,6 +96,8 @@ class Inspect(UseCase):
             return {"kind": "message", "message": msg, "nodes": cited}
         if kind == "summary":
             summary = self.store.summaries.get_summary(full)
+            if summary is None:  # its id was found in another db: summaries are the workspace's
+                raise NotFound(f"no summary {full} in this workspace", "check the id")
             parents, cut = self.store.summaries.parent_chain(summary)
             shown = {"kind": "summary", "summary": summary, "parents": parents}
             if cut:
@@ -115,7 +125,7 @@ class Inspect(UseCase):
             where, mid = split_ref(ref)
             if mid not in found:
                 external.append({"ref": ref, "workspaceId": where, "messageId": mid,
-                                 "root": known.get(where)})
+                                 "root": known.get(where) if where else None})
         return list(found.values()), external
 
     def _local_message(self, identifier: str) -> str:

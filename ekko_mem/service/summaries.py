@@ -8,13 +8,24 @@ from __future__ import annotations
 
 from ..errors import NotFound, Rejected, Step
 from ..ids import new_id
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .drafts import Drafts
+    from .queries import Queries
+    from .remembering import Remembering
 
 DEFAULT_LLM_TIMEOUT = 60
 
 
 class Summaries(UseCase):
-    needs = ("drafts", "queries", "remembering")
+    def __init__(self, stores: Stores, *, drafts: Drafts, queries: Queries,
+                 remembering: Remembering) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.queries = queries
+        self.remembering = remembering
 
     # -- extraction ---------------------------------------------------------------------------
     def extract(self, *, session: str | None = None, llm_cmd: str | None = None) -> dict:
@@ -84,7 +95,7 @@ class Summaries(UseCase):
         prompt = extraction_prompt(self.store.summaries.get_latest_summary(sid), messages,
                                    MemoryExtraction.model_json_schema())
         answer, error = self._ask_llm(command, prompt, MemoryExtraction)
-        if error:
+        if answer is None:
             return self._queue(sid, "extract", messages, command, error)
         return {"extraction": self._bind_sources(answer, messages)}
 
@@ -161,7 +172,7 @@ class Summaries(UseCase):
         from ..models import MemoryExtraction
         prompt = extraction_prompt(None, messages, MemoryExtraction.model_json_schema())
         answer, error = self._ask_llm(command, prompt, MemoryExtraction)
-        if error:
+        if answer is None:
             return {"error": error}
         extraction = self._bind_sources(answer, messages)
         return {"results": self.apply_extraction(extraction, session=job["sessionId"])}
@@ -232,7 +243,7 @@ class Summaries(UseCase):
                 {"error": error}
         return {"draft": draft}
 
-    def _append_summary(self, sid, messages, draft) -> dict:
+    def _append_summary(self, sid, messages, draft) -> dict | None:
         from ..policy.sensitive import mask_json
         draft = mask_json(draft)  # a summary is made to be read by models: no credentials
         store = self.store

@@ -4,7 +4,12 @@ from __future__ import annotations
 from ..errors import NotFound, Rejected, Step, UsageError
 from ..policy import conflict
 from ..policy.vocab import SCOPES, TYPES, choose
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .drafts import Drafts
+    from .recall import Recall
 
 LOW_CONFIDENCE = 0.3
 # MemoryQuery's fields, here without pydantic (an import on the hot path); a test keeps the
@@ -15,7 +20,10 @@ _QUERY_FIELDS = {"userId", "workspaceId", "sessionId", "scopes", "domain", "cate
 
 
 class Queries(UseCase):
-    needs = ("drafts", "recaller")
+    def __init__(self, stores: Stores, *, drafts: Drafts, recall: Recall) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.recall = recall
 
     def retrieve(self, query: dict) -> dict:
         """The design's MemoryService.retrieve: exact, relevant and omitted-with-reasons."""
@@ -95,8 +103,8 @@ class Queries(UseCase):
         check_limit("limit", limit)
         since_iso = self._since(since) if since else None
         stores = self.stores.existing()
-        found = self.recaller.recall(stores, text or "", kinds=("message",), session=session,
-                            since=since_iso, room=2 * limit)
+        found = self.recall.recall(stores, text or "", kinds=("message",), session=session,
+                                   since=since_iso, room=2 * limit)
         hits = [(c, False) for c in found["ranked"] if since_iso is None
                 or c.record["createdAt"] >= since_iso][:limit]
         if len(hits) < limit:
@@ -229,7 +237,8 @@ class Queries(UseCase):
         full = self.resolve_id(identifier, kinds=("node",))
         return self.find_node(full)
 
-    def resolve_id(self, prefix: str, kinds=("node", "message", "summary", "event")) -> str:
+    def resolve_id(self, prefix: str,
+                   kinds: tuple[str, ...] = ("node", "message", "summary", "event")) -> str:
         """The one id that starts with `prefix`, as git resolves short commit ids."""
         tables = {"node": "memory_nodes", "message": "memory_messages",
                   "summary": "memory_summaries", "event": "memory_audit_events",

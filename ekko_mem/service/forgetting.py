@@ -4,7 +4,15 @@ from __future__ import annotations
 from ..errors import (Answer, EkkoError, NeedsConfirmation, NotFound, Rejected, StoreUnavailable,
                       Step, refusal)
 from ..policy.vocab import ACTORS, choose
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from ..store import SqliteMemoryStore
+    from .audit_log import AuditLog
+    from .drafts import Drafts
+    from .erasure import Erasure
+    from .queries import Queries
 
 ALL_STATUSES = ["active", "superseded", "expired", "deleted"]
 # Words find the memories they match, not every weak hit: those scoring at least CLOSE of the
@@ -14,8 +22,14 @@ CLOSE = 0.5
 COVER = 0.5
 
 
-class Forget(UseCase):
-    needs = ("drafts", "queries", "audit_log", "erasure")
+class Forgetting(UseCase):
+    def __init__(self, stores: Stores, *, drafts: Drafts, queries: Queries,
+                 audit_log: AuditLog, erasure: Erasure) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.queries = queries
+        self.audit_log = audit_log
+        self.erasure = erasure
 
     def forget(self, selector: dict, *, mode: str = "soft", reason: str = "",
                confirm: bool = False, purge_sources: bool = False,
@@ -66,13 +80,14 @@ class Forget(UseCase):
         except (Rejected, NeedsConfirmation, NotFound) as exc:
             return refusal(exc, {"deletedIds": [], "mode": mode})
 
-    def _forget_candidates(self, selector: dict, mode: str) -> list[tuple[dict, object]]:
+    def _forget_candidates(self, selector: dict,
+                           mode: str) -> list[tuple[dict, SqliteMemoryStore]]:
         statuses = ALL_STATUSES if mode == "hard" else ["active", "expired"]
         if selector.get("id"):
             return [self._by_id(selector["id"], statuses)]
         if selector.get("ids"):
             return [self._by_id(node_id, statuses) for node_id in selector["ids"]]
-        f = {"statuses": statuses}
+        f: dict = {"statuses": statuses}
         for name, field in (("domain", "domain"), ("key", "key"), ("valueJson", "valueJson"),
                             ("categoryPathPrefix", "categoryPrefix"),
                             ("sourceMessageId", "sourceMessageId")):
@@ -113,14 +128,15 @@ class Forget(UseCase):
             found += [(n, store) for n in nodes]
         return found
 
-    def _by_id(self, node_id: str, statuses: list[str]) -> tuple[dict, object]:
+    def _by_id(self, node_id: str, statuses: list[str]) -> tuple[dict, SqliteMemoryStore]:
         node = self.queries.find_node(node_id)
         if node["status"] not in statuses:
             raise NotFound(f"{node['id']} is already {node['status']}",
                            "to remove it for good", step=Step("hard"))
         return node, self.stores.for_scope(node["scope"])
 
-    def _matching(self, text: str, f: dict, db: str | None) -> list[tuple[dict, object]]:
+    def _matching(self, text: str, f: dict,
+                  db: str | None) -> list[tuple[dict, SqliteMemoryStore]]:
         """The active memories `text` names, ranked as `query` ranks them, within the other
         selectors given; only close, well-covered matches (see CLOSE and COVER)."""
         if f.get("scope") == "global":
@@ -153,7 +169,7 @@ class Forget(UseCase):
                                 before=node, after=after)
         return [n["id"] for n, _ in found]
 
-    def _finish_erased(self, node_id, reason, actor, purge_sources, confirm) -> dict | None:
+    def _finish_erased(self, node_id, reason, actor, purge_sources, confirm) -> Answer | None:
         """The same hard delete run again after it was interrupted: the node is gone, so
         finish what may be left (pending source purges, the WAL checkpoint)."""
         stores = self.stores.existing()
@@ -179,7 +195,7 @@ class Forget(UseCase):
             self.erasure.checkpoint(store, report)
         return _outcome(report, reason or "hard delete")
 
-    def _settle(self, outcome: dict, verify: bool) -> dict:
+    def _settle(self, outcome: Answer, verify: bool) -> Answer:
         """When asked to verify, prove it: a scan that finds the text again fails."""
         if verify:
             outcome["verify"] = self.erasure.verify_erasure(outcome)
@@ -266,7 +282,7 @@ def _not_clean(check: dict) -> EkkoError:
                      "run the same command again to finish")
 
 
-def _outcome(report: dict, reason: str) -> dict:
+def _outcome(report: dict, reason: str) -> Answer:
     """A hard delete's answer; never success while text may still be on disk."""
     out = {"mode": "hard", "reason": reason, **report}
     if report["pending"]:

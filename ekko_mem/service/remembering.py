@@ -5,11 +5,24 @@ from contextlib import ExitStack
 
 from ..errors import Answer, NeedsConfirmation, NotFound, Rejected, Step, refusal
 from ..ids import new_id
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .drafts import Drafts
+    from .messages import Messages
+    from .nodes import Nodes
+    from .queries import Queries
 
 
-class Remember(UseCase):
-    needs = ("drafts", "queries", "nodes", "messages")
+class Remembering(UseCase):
+    def __init__(self, stores: Stores, *, drafts: Drafts, queries: Queries, nodes: Nodes,
+                 messages: Messages) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
+        self.queries = queries
+        self.nodes = nodes
+        self.messages = messages
 
     def remember(self, text: str | None = None, *, fields: dict | None = None,
                  supersedes: str | None = None, reason: str = "", actor: str = "user",
@@ -154,7 +167,7 @@ class Remember(UseCase):
         """
         # Outside any workspace the text is logged in the user db's own log, so a user memory
         # taken from it cites a plain id there; a workspace memory still needs a workspace.
-        store = self.stores.workspace_or_none() or self.stores.user_store(create=True)
+        store = self.stores.workspace_or_none() or self.stores.for_scope("user", create=True)
         mid = new_id("message")
         message = {"id": mid, "sessionId": self.session(session), "role": "user",
                    "content": text, "createdAt": self.env.now_iso()}
@@ -220,7 +233,7 @@ class Remember(UseCase):
     def _resolve_target(self, selector: dict | None, node: dict) -> str | None:
         if not selector:
             return None
-        query = {"limit": 5}
+        query: dict[str, object] = {"limit": 5}
         for name in ("key", "valueJson", "domain"):
             if selector.get(name) is not None:
                 query[name] = selector[name]
@@ -253,11 +266,12 @@ def _plan(answer: dict, stores: list) -> Answer:
     """What one proposal would store, read back from the db before the rollback; a refusal
     keeps its reason, hint, code and typed error."""
     error = getattr(answer, "error", None)
-    plan = {"dryRun": True, "accepted": bool(answer.get("accepted"))}
+    plan: dict[str, object] = {"dryRun": True, "accepted": bool(answer.get("accepted"))}
     if not plan["accepted"]:
         kept = {k: v for k, v in answer.items() if k not in ("accepted", "nodeId", "operation")}
         return Answer({**plan, "operation": "refused", **kept}, error)
-    node = next(filter(None, (store.nodes.get_node(answer["nodeId"]) for store in stores)), {})
+    node: dict = next(filter(None, (store.nodes.get_node(answer["nodeId"])
+                                    for store in stores)), {})
     plan["operation"] = _WOULD.get(answer["operation"], answer["operation"])
     plan.update({k: node[k] for k in PLANNED if node.get(k) is not None})
     if plan["operation"] in ("refresh", "update"):  # an id that exists, unlike a new one

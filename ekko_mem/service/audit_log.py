@@ -10,14 +10,20 @@ from __future__ import annotations
 
 from ..errors import NotFound, Rejected, Step
 from ..ids import new_id
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .drafts import Drafts
 
 NOTHING = "nothing was changed"
 CHAIN_LIMIT = 10_000  # versions a chain walk reads at most (a cycle stored by an older version)
 
 
 class AuditLog(UseCase):
-    needs = ("drafts",)
+    def __init__(self, stores: Stores, *, drafts: Drafts) -> None:
+        super().__init__(stores)
+        self.drafts = drafts
 
     def record(self, store, kind, node, actor, reason, *, before=None, after=None,
                notes=None) -> str:
@@ -153,7 +159,7 @@ class AuditLog(UseCase):
             if old is None or old["status"] != "superseded":
                 raise Rejected(f"{old_id} is no longer superseded", "nothing to undo")
             store.nodes.set_status(old["id"], "active", now)
-            _alone_in_chain(store, event, old_id, {old_id, current["id"]})
+            _alone_in_chain(store, event, old["id"], {old["id"], current["id"]})
             changed.append(old["id"])
             return changed, current, {**current, "status": "deleted", "updatedAt": now}
         # update, refresh, expire, delete: the node as it was
@@ -181,10 +187,10 @@ class AuditLog(UseCase):
             if old is None or old["status"] != now_is:
                 raise Rejected(f"{old_id or 'the older version'} is no longer {now_is}",
                                "nothing to redo")
-            store.nodes.set_status(old_id, becomes, now)
+            store.nodes.set_status(old["id"], becomes, now)
             if becomes == "active":
-                _alone_in_chain(store, undo, old_id, {old_id, current["id"]})
-            changed.append(old_id)
+                _alone_in_chain(store, undo, old["id"], {old["id"], current["id"]})
+            changed.append(old["id"])
         return changed, current, self._restorable(store, undo, current, found, now)
 
     @staticmethod

@@ -17,7 +17,13 @@ from contextlib import suppress
 
 from ..errors import EkkoError, Step, UsageError
 from .doctor_checks import RESTORE, Db, ErasedChecks, FileChecks, check, repairable, said
-from .stores import UseCase
+from .stores import Stores, UseCase
+
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from .audit_log import AuditLog
+    from .erasure import Erasure
+    from .nodes import Nodes
 
 # The checks whose faults --repair can fix.
 REPAIRABLE = {"permissions", "full-text index", "expiry", "schema", "wal file", "shm file",
@@ -58,8 +64,13 @@ def _damage(exc: BaseException) -> str:
     return next((words for words in DAMAGE_WORDS if words in text), "")
 
 
-class Doctor(UseCase):
-    needs = ("nodes", "audit_log", "erasure")
+class Checkup(UseCase):
+    def __init__(self, stores: Stores, *, nodes: Nodes, audit_log: AuditLog,
+                 erasure: Erasure) -> None:
+        super().__init__(stores)
+        self.nodes = nodes
+        self.audit_log = audit_log
+        self.erasure = erasure
 
     def doctor(self, *, repair: bool = False, scan: str | None = None,
                compact: bool = False) -> dict:
@@ -196,21 +207,21 @@ class Doctor(UseCase):
             then = ("rerun it where the db can be written" if db.not_writable else
                     "deal with the first FAIL line for this db, then rerun doctor")
             return check(db.name, "audit copies", False, f"not compacted: {why}; {then}")
-        if db.store.schema_version() != latest_version():
+        if db.opened.schema_version() != latest_version():
             return check(db.name, "audit copies", False, "not compacted: the db is not"
                          " migrated to this ekko-mem's schema yet;"
                          f" {self.stores.spell(Step('repair', command='doctor'))} first")
         size = _on_disk(db.path)
-        done = db.store.compaction.compact()
-        db.store.compaction.vacuum()
-        db.store.erasure.checkpoint_truncate()
+        done = db.opened.compaction.compact()
+        db.opened.compaction.vacuum()
+        db.opened.erasure.checkpoint_truncate()
         return check(db.name, "audit copies", True,
                      f"{done['rewritten']:,} of {done['events']:,} events stored anew"
                      f" ({done['bytesBefore']:,} -> {done['bytesAfter']:,} bytes of copies);"
                      f" {size:,} -> {_on_disk(db.path):,} bytes on disk")
 
     def _check_integrity(self, db: Db) -> dict:
-        problems = db.store.health.integrity_problems()
+        problems = db.opened.health.integrity_problems()
         if not problems:
             return check(db.name, "integrity", True, "ok")
         db.damaged = "; ".join(problems[:3])
@@ -222,7 +233,7 @@ class Doctor(UseCase):
 
     def _check_schema(self, db: Db) -> dict:
         from ..store import apply_migrations, latest_version
-        version, latest = db.store.schema_version(), latest_version()
+        version, latest = db.opened.schema_version(), latest_version()
         if version > latest:
             db.newer = True
             return check(db.name, "schema", False, db.todo(
@@ -232,13 +243,13 @@ class Doctor(UseCase):
         if version == latest:
             return check(db.name, "schema", True, f"version {version}")
         return self._repairable(db, "schema", f"version {version}, {latest} available",
-                                lambda: f"migrated: {', '.join(apply_migrations(db.store))}")
+                                lambda: f"migrated: {', '.join(apply_migrations(db.opened))}")
 
     def _check_tables(self, db: Db) -> list[dict]:
         from ..store import latest_version
-        if db.store.schema_version() != latest_version():
+        if db.opened.schema_version() != latest_version():
             return []  # still to be migrated: the schema line says so
-        missing = db.store.health.missing_schema_objects()
+        missing = db.opened.health.missing_schema_objects()
         if not missing:
             return [check(db.name, "tables", True, "every table, index and trigger is there")]
         return [check(db.name, "tables", False, db.todo(
@@ -246,7 +257,7 @@ class Doctor(UseCase):
             "doctor does not recreate what was removed from a db"))]
 
     def _check_fts(self, db: Db) -> dict:
-        store = db.store
+        store = db.opened
         wrong = {t: c for t, c in store.health.fts_out_of_step().items()
                  if c["missing"] or c["extra"]}
         # The FTS5 self-check is a write; in a db opened read-only each index is only opened.
@@ -268,7 +279,7 @@ class Doctor(UseCase):
 
     def _check_expired(self, db: Db) -> dict:
         now = self.env.now_iso()
-        due = db.store.nodes.due_for_expiry(now)
+        due = db.opened.nodes.due_for_expiry(now)
         if not due:
             return check(db.name, "expiry", True, "no active node is past its expiresAt")
         return self._repairable(db, "expiry", f"{len(due)} active nodes past expiresAt",
@@ -281,7 +292,7 @@ class Doctor(UseCase):
     # -- links that loop, which every walk along them would follow for ever -------------------
     def _check_cycles(self, db: Db) -> dict:
         from ..store.health import LINKS, LinkCycles
-        links = LinkCycles(db.store.db)
+        links = LinkCycles(db.opened.db)
         found = {kind: loops for kind in LINKS if (loops := links.cycles(kind))}
         if not found:
             return check(db.name, "cycles", True,
@@ -320,7 +331,7 @@ class Doctor(UseCase):
 
     # -- references, reported for a person to judge --------------------------------------------
     def _check_chains(self, db: Db) -> dict:
-        bad = {k: v for k, v in db.store.health.broken_chains().items() if v}
+        bad = {k: v for k, v in db.opened.health.broken_chains().items() if v}
         if not bad:
             return check(db.name, "supersede chains", True)
         found = "; ".join(f"{k.replace('_', ' ')}: {', '.join(v[:5])}" for k, v in bad.items())
@@ -331,7 +342,7 @@ class Doctor(UseCase):
     def _check_summaries(self, db: Db) -> list[dict]:
         if db.name != "workspace":
             return []
-        stale = db.store.health.summaries_missing_messages()
+        stale = db.opened.health.summaries_missing_messages()
         if not stale:
             return [check(db.name, "summary ranges", True)]
         return [check(db.name, "summary ranges", False, db.todo(
@@ -346,12 +357,14 @@ class Doctor(UseCase):
         if workspace is None:
             return []  # no workspace log to look the sources up in
         here = workspace.meta("store_id")
-        rows = [(node, ref, *split_ref(ref)) for node, ref in db.store.health.source_citations()]
+        rows = [(node, ref, *split_ref(ref)) for node, ref in db.opened.health.source_citations()]
         own = _found_in(db.store, [m for _, _, w, m in rows if w is None]) \
             if db.name == "user" else set()
         logged = _found_in(workspace, [m for _, _, w, m in rows
                                        if w == here or (w is None and m not in own)])
-        missing, unnamed, external = set(), {}, {}
+        missing: set[str] = set()
+        unnamed: dict[str, dict[str, str | None]] = {}
+        external: dict[str, set[str]] = {}
         for node, ref, where, mid in rows:
             if where not in (None, here):
                 external.setdefault(where, set()).add(node)
@@ -382,7 +395,7 @@ class Doctor(UseCase):
         wanted = {ref for refs in unnamed.values() for ref, where in refs.items()
                   if where is None}
         try:
-            known = db.store.erasure.known_workspaces() if wanted else []
+            known = db.opened.erasure.known_workspaces() if wanted else []
         except EkkoError:  # an older schema without the table: the schema line says so
             known = []
         for workspace_id, root in known:
