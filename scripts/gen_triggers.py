@@ -1,5 +1,5 @@
 """Write ekko_mem/extract/triggers.py: for each extraction pattern, the words a text must hold
-for it to match there (ekko_mem/extract/literals.py reads them off the parse tree).
+for it to match there (ekko_mem/extract/literals.py reads them off the pattern's text).
 
     python scripts/gen_triggers.py            write the table
     python scripts/gen_triggers.py --check    exit 1 when the table is not what it would write

@@ -150,6 +150,7 @@ def test_explain_view_keeps_every_field_on_its_line(capsys, utc):
 
 # -- 9: the stored question -----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_a_long_question_is_kept_to_1000_characters(cli, ws):
     question = "部署 deploy 😀 " * 1_000_000  # 13 million characters, about 24 MB in UTF-8
     result = cli("context", "-", input=question)
@@ -167,6 +168,7 @@ def test_a_long_question_is_kept_to_1000_characters(cli, ws):
         conn.close()
 
 
+@pytest.mark.slow
 def test_three_10_mb_questions_leave_three_short_rows(cli, ws):
     for n in range(3):
         assert cli("context", "-", input=f"{n} " + "x" * 10_000_000).code == 0

@@ -140,6 +140,7 @@ def test_purging_a_user_memory_from_another_workspace_reaches_the_first(cli, ws,
     assert "FAIL  user      pending purges" not in cli("doctor", cwd=other).out
 
 
+@pytest.mark.slow
 def test_a_reader_keeping_old_pages_alive_is_reported_not_hidden(cli, ws):
     old = node_id(cli("remember", "--scope", "workspace", "--json", f"api hint {SECRET}"))
     reader = sqlite3.connect(ws / ".ekko" / "memory.db")
@@ -158,6 +159,7 @@ def test_a_reader_keeping_old_pages_alive_is_reported_not_hidden(cli, ws):
     assert files_holding(ws / ".ekko") == []
 
 
+@pytest.mark.slow
 def test_purge_killed_at_random_points_is_finished_by_a_rerun(cli, ws, tmp_path):
     if not os.path.isdir(f"/proc/{os.getpid()}/fd"):
         pytest.skip("needs /proc to see when the purge opens the db")
@@ -215,6 +217,7 @@ def test_verify_fails_when_the_text_is_still_there(cli, ws):
     assert "the text is still in" in result.err and "live records say the same" in result.err
 
 
+@pytest.mark.slow
 def test_a_purge_stopped_between_the_dbs_is_finished_by_a_rerun(cli, ws, tmp_path):
     msg = cli("log", f"remember my locker code {SECRET}").out.strip()
     assert cli("remember", "--scope", "user", "--yes", "--source", msg, "--title",

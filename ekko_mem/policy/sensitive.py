@@ -21,7 +21,7 @@ Credentials (kinds api_key and password) covered:
   curl -u user:password, openssl -pass pass:, PGPASSWORD= and similar variables.
 Placeholders (<password>, ${PW}, $DB_PASSWORD, YOUR_TOKEN, ****) are not credentials.
 
-The patterns, and the cheap tests that pick the few a text could match, are in
+The patterns, each with the words a text must hold for it to be tried, are in
 sensitive_patterns.py; the checks, the merging and the masking are here.
 """
 from __future__ import annotations

@@ -1,16 +1,15 @@
-"""The patterns of sensitive.py, and the cheap tests that decide which of them a text needs.
+"""The patterns of sensitive.py, each with the words a text must hold for it to match.
 
-A scan runs on every write and a bulk import checks every record, while running a pattern costs
-microseconds per hundred characters. So a pattern is tried only when the text holds its trigger
-word and what else it cannot match without (its needs: a digit, a separator, a prefix), tested
-mostly with substring tests that cost hundredths of a microsecond. Patterns are grouped by the
-characters their needs start with: one class search rules out most Chinese text, a dozen
-substring tests most English. The needs never change what is found: tests/test_secret_guards.py
-checks against every pattern tried behind its trigger alone.
+A scan runs on every write, every record an import reads and every record a context prints.
+Compiling every pattern would slow each of those commands, and most texts hold a secret nowhere:
+a pattern is compiled and run only for a text that holds its trigger word (and, for one that
+names its value with a separator, one of the separators), or, for one that finds numbers, a
+long enough run of digits.
 """
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # A credential value: printable ASCII up to a space, quote or list separator. Real passwords are
 # ASCII, and stopping at Chinese keeps 密码是什么 ("what is the password") from matching.
@@ -139,11 +138,10 @@ _PERSONAL: tuple[tuple[str, str, str], ...] = (
     ("phone", "phone", rf"(?<![{_W}+])\+\d[\d ()-]{{6,22}}\d(?![{_W}-])"),
 )
 _SOURCES = _TOKENS + _NAMED + _COMMANDS + _PERSONAL
-# What each pattern above (in the same order) cannot match without: lower-case substrings, of
-# which the text must hold one (empty: none; _NEEDS below narrow every pattern further). A
-# pattern is compiled the first time a text holds its trigger and needs, so a process pays only
-# for the patterns its text could match (compiling them all costs about 25 ms, more than a
-# whole `ekko-mem log`).
+# What each pattern above (in the same order) cannot match without: lower-case words, of which
+# the lower-cased text must hold one; none for the patterns that find numbers, which need one
+# of _NUMBER's. Case-blind, a word could also be spelt with a letter that lower() keeps as it is
+# (paſſword): such a spelling is not looked for.
 _PASSWORD_WORDS = ("passw", "passphrase", "pwd")
 _CN_PASSWORD_WORDS = ("密码", "密碼", "口令", "パスワード")
 _TRIGGERS: tuple[tuple[str, ...], ...] = (
@@ -158,272 +156,62 @@ _TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("pgpassword", "rediscli_auth", "sshpass"),
     (), (), (), ("@",), (), ("+",),
 )
+# "key", "token" and "pass" are everyday words, but a value they name follows a separator, which
+# has no other case forms: a pattern written with one is tried only when the text holds one.
+_SEPARATORS = ":=：是为為は"
+# Every number the patterns without trigger words find has nine digits or more (an SSN; a
+# mobile number has 11, a card 13, a resident id 18), each next to the one before or one space
+# or hyphen on; \d takes other scripts' digits too (０, ٣), as the patterns do.
+_NUMBER = r"\d(?:[ -]?\d){8}"
+_ALSO_SEPARATOR = tuple(_SEP in source or _SEP_CJK in source for _, _, source in _SOURCES)
 _compiled: dict[int, re.Pattern[str]] = {}
-
-
-# A need is a tuple of words, of which the text as written must hold one (tested in place: a
-# call would cost as much), or a function of the text (and what is known about it so far)
-# that answers once per text.
-
-def _lowered(text: str, known: dict) -> str:
-    lowered = known.get(_lowered)
-    if lowered is None:
-        lowered = known[_lowered] = text.lower()
-    return lowered
-
-
-def _lower_has(*words: str):
-    """The need that the lower-cased text holds one of the words: a pattern's triggers."""
-    def need(text: str, known: dict) -> bool:
-        lowered = _lowered(text, known)
-        for word in words:
-            if word in lowered:
-                break
-        else:
-            return False
-        return True
-    return need
-
-
-# Letters other than their own two cases that a case-blind pattern equates with an ASCII
-# letter, and that lower() does not turn into that letter (the Kelvin sign K does): İ and ı
-# (i) and ſ (s). Without them, a case-blind match of ASCII words is a plain match of the words
-# in the lower-cased text, character for character (tests check this for every code point).
-_CASE_ODD = "İıſ"
-
-
-def _followed(words: tuple[str, ...], tail: str, then: str = ""):
-    """The need that, in the lower-cased text, one of the words is followed by what `tail`
-    matches and, when `then` is given, by one of its characters next: what a case-blind
-    pattern needs around its key word. It holds outright for a text with a letter of
-    _CASE_ODD. (`then` is apart from the regex because a class with Chinese in it takes a
-    third of a millisecond to compile.)"""
-    compiled: list[re.Pattern[str]] = []
-
-    def need(text: str, known: dict) -> bool:
-        if not text.isascii() and any(char in text for char in _CASE_ODD):
-            return True
-        if not compiled:
-            compiled.append(re.compile(tail))
-        lowered = _lowered(text, known)
-        for word in words:
-            at = lowered.find(word)
-            while at >= 0:
-                found = compiled[0].match(lowered, at + len(word))
-                if found:
-                    end = found.end()
-                    if not then or (end < len(lowered) and lowered[end] in then):
-                        return True
-                at = lowered.find(word, at + 1)
-        return False
-    return need
-
-
-def _search(*sources: str):
-    """The need that the text matches one of the regular expressions, compiled on first use.
-    Each starts with a literal, which the regex engine finds about as fast as a substring
-    test; scanning for a class of characters costs ten times as much."""
-    compiled: list[re.Pattern[str]] = []
-
-    def need(text: str, known: dict) -> bool:
-        if not compiled:
-            compiled.extend(map(re.compile, sources))
-        return any(pattern.search(text) for pattern in compiled)
-    return need
-
-
-_card_runs: list[re.Pattern[str]] = []
-
-
-def _card_digits(text: str, known: dict) -> bool:
-    """What _card_spans reports needs: 13 digits, in groups joined by single spaces or hyphens,
-    the first group starting with 2-6 (digits as \\d takes them: ０ and ٣ count)."""
-    if text.isascii() and sum(map(text.count, "0123456789")) < 13:
-        return False
-    if not _card_runs:
-        _card_runs.append(re.compile(r"[2-6][\d -]{12,}"))
-    return any(len(part) - part.count(" ") - part.count("-") >= 13
-               for found in _card_runs[0].findall(text)
-               for part in re.split("[ -]{2,}", found))
-
-
-# What each pattern (in the order of _SOURCES) cannot match without: a group of needs, tested
-# once for all the patterns of the group, then the pattern's own. Why each need is safe:
-# - Words are text that every match contains, written in the pattern outside any case-blind
-#   part, or a letter of a case-blind word in every case form the pattern matches (b B; c C;
-#   h H; p P; k K and the Kelvin sign), or a caseless separator (: = 是); or what the
-#   pattern's check demands of the value: a "random" key has a digit, and its value admits
-#   only ASCII ones. Single characters come first: in a text that is not ASCII, a longer
-#   ASCII word is copied to the text's width for every test.
-# - \d also matches other scripts' digits (０, ٣), so _DIGITS stands only for [0-9] or a
-#   literal digit in the pattern; the searches take \d as the patterns do, and each is a part
-#   of its pattern or looser (an id's month and day as [01]\d[0-3]\d).
-# - A group's _lower_has words are each in one of its patterns' triggers ("pass" in "passw").
-# - _followed needs no more of the lower-cased text than the case-blind pattern needs of the
-#   text itself.
-_SEP_CHARS = (":", "=", "：", "是", "为", "為")  # the separators of _SEP
-_QUOTE_SPACE = r"[\"']?\s*"  # what comes between a key word and its separator in _SEP
-_DIGITS = tuple("0123456789")
-_KEY_SEP = _followed(("key", "token", "secret"), _QUOTE_SPACE, "".join(_SEP_CHARS))
-_PASSWORD_SPELLINGS = ("password", "passwd", "passphrase", "pwd")
-# The groups: a pattern is tried only when the text holds one of its group's first
-# characters, and no pattern when the text holds none of them (one class search).
-_G_HYPHEN, _G_UNDERSCORE, _G_URL = (("-",),), (("_",),), (("/",), ("://",))
-_G_DIGIT, _G_AT, _G_J, _G_PLUS = (_DIGITS,), (("@",),), (("J",),), (("+",),)
-_G_Y, _G_BEARER, _G_AUTHORIZATION = (("y",),), (("b", "B"), _DIGITS), (("h", "H"), (":", "="))
-_G_AKIA = (("A",), ("K", "S", "z"), _search("A(?:KIA|SIA|Iza)"))
-_G_KEY = (("k", "K", "\u212a", "c", "C"), _SEP_CHARS)  # key, token, secret
-_G_PASSWORD = (("p", "P", "_"), _lower_has("pass", "pw", "rediscli_auth"))
-_G_CN = (("密", "秘", "令", "口"),)  # 密钥 秘钥 令牌
-_G_CN_PASSWORD = (("密", "口", "パ"),)  # 密码 密碼 口令 パスワード
-_NEEDS: tuple[tuple, ...] = (
-    (_G_HYPHEN, ("-----BEGIN ",)), (_G_HYPHEN, ("sk-",), _DIGITS),
-    (_G_UNDERSCORE, ("k_live_", "k_test_")), (_G_UNDERSCORE, ("whsec_",)),
-    (_G_UNDERSCORE, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),
-    (_G_HYPHEN, ("gl",), _GITLAB_PREFIXES), (_G_UNDERSCORE, ("npm_",)), (_G_UNDERSCORE, ("hf_",)),
-    (_G_AKIA, ("AKIA", "ASIA")), (_G_HYPHEN, ("xox", "xapp-")),
-    (_G_URL, ("https://hooks.slack.com/",)), (_G_URL, ("/api/webhooks/",)), (_G_AKIA, ("AIza",)),
-    (_G_Y, ("ya29.",)), (_G_J, (".eyJ",)),
-    # bearer, authorization, aws_secret_access_key, named keys, 密钥
-    (_G_BEARER,), (_G_AUTHORIZATION,), (_G_KEY, _KEY_SEP), (_G_KEY, _DIGITS, _KEY_SEP),
-    (_G_CN, ("密钥", "秘钥", "令牌"), _SEP_CHARS, _DIGITS),
-    # passwords: named, pw: and pass:, "is", without a separator, 密码 with and without one,
-    # in a URL
-    (_G_PASSWORD, _SEP_CHARS, _followed(_PASSWORD_SPELLINGS, _QUOTE_SPACE, "".join(_SEP_CHARS))),
-    (_G_PASSWORD, ("ass", "ASS", "pw", "pW", "Pw", "PW"), _SEP_CHARS,
-     _followed(("pass", "pw"), _QUOTE_SPACE, "".join(_SEP_CHARS))),
-    (_G_PASSWORD, _followed(("password", "passphrase", "pwd", "pw"), _FOR_WHAT + r"\s+is")),
-    (_G_PASSWORD, _followed(_PASSWORD_SPELLINGS, r"\s")),
-    (_G_CN_PASSWORD, _CN_PASSWORD_WORDS, (*_SEP_CHARS, "は")),
-    (_G_CN_PASSWORD, _CN_PASSWORD_WORDS),
-    (_G_AT, ("://",)),
-    # mysql, --password=, sshpass, redis-cli, curl, openssl, PGPASSWORD=
-    (_G_HYPHEN, ("-p",)), (_G_HYPHEN, ("=",)), (_G_HYPHEN, ("sshpass",), ("-p",)),
-    (_G_HYPHEN, ("redis-cli",), ("-a", "--pass")), (_G_HYPHEN, ("curl",), ("-u",), (":",)),
-    (_G_HYPHEN, ("pass:",)), (_G_PASSWORD, _SEP_CHARS),
-    # resident id, SSN, card, e-mail, mobile, international phone
-    (_G_DIGIT, _search(r"19\d\d[01]\d[0-3]\d{4}", r"20\d\d[01]\d[0-3]\d{4}")),
-    (_G_HYPHEN, _search(r"-\d\d-\d{4}")), (_G_DIGIT, _card_digits), (_G_AT,),
-    (_G_DIGIT, _search(r"1[3-9]\d(?:[ -]?\d{4}){2}")), (_G_PLUS, _search(r"\+\d")),
-)
-
-
-def _all_hold(needs: tuple, text: str, known: dict) -> bool:
-    """Whether every need holds for `text`; `known` keeps what the functions answered."""
-    for need in needs:
-        if type(need) is tuple:
-            for word in need:
-                if word in text:
-                    break
-            else:
-                return False
-            continue
-        held = known.get(need)
-        if held is None:
-            held = known[need] = need(text, known)
-        if not held:
-            return False
-    return True
+_chosen: dict = {}  # by kinds: [(index, triggers, needs a separator)]
 
 
 def patterns(text: str, kinds) -> list[tuple[str, str, re.Pattern[str]]]:
-    """[(kind, check, pattern)] that could match `text`, compiled on first use. Patterns are
-    grouped by the characters their needs start with, so ordinary text costs a class search or
-    a dozen substring tests, not a regex per pattern; a costly need is tested once per text."""
-    ascii_text = text.isascii()
-    if ascii_text and len(text) < 20 and text.isalpha():
+    """[(kind, check, pattern)] that could match `text`, of `kinds` (None: all), compiled on
+    first use."""
+    if text.isascii() and len(text) < 20 and text.isalpha():
         return []  # a field such as "user": every pattern needs a digit, a mark or 20 letters
-    plan = _plans[ascii_text].get(kinds) if type(kinds) is tuple or kinds is None else None
-    firsts, other_firsts, groups, by_first = plan or _plan(kinds, ascii_text)
-    present: list[str] = []
-    if not ascii_text or len(text) < 80:
-        # Chinese, or a short text, holds few first characters: a class search finds them,
-        # and only their groups are tried. A Latin text holds many (a third stops the search).
-        found = firsts.search(text)
-        while found and len(present) < 3:
-            present.append(found.group())
-            found = firsts.search(text, found.end())
-        if len(present) < 3:
-            for char in other_firsts:
-                if char in text:
-                    present.append(char)
-            if not present:
-                return []
-    if 0 < len(present) < 3:
-        chosen = by_first[present[0]]
-        for char in present[1:]:  # each group once, in any order
-            chosen = chosen + [group for group in by_first[char] if group not in chosen]
-    else:
-        chosen = [group for group in groups if _any_in(group[0], text)]
-    known: dict = {}
+    key = kinds if kinds is None else tuple(kinds)
+    chosen = _chosen.get(key)
+    if chosen is None:
+        chosen = _chosen[key] = [
+            (index, _TRIGGERS[index], _ALSO_SEPARATOR[index])
+            for index, (kind, _, _) in enumerate(_SOURCES) if key is None or kind in key]
+    lowered = text.lower()
+    number = separator = None
     tried = []
-    for _, group, members in chosen:
-        if group and not _all_hold(group, text, known):
-            continue
-        for index, words, rest in members:
-            if words and not _any_in(words, text):
+    # Loops, not any(): a scan runs on every string of every record an import reads, and a
+    # generator costs more than the few tests it runs.
+    for index, triggers, needs_separator in chosen:
+        if not triggers:
+            if number is None:
+                number = _number().search(text) is not None
+            if not number:
                 continue
-            if rest and not _all_hold(rest, text, known):
+        else:
+            for word in triggers:
+                if word in lowered:
+                    break
+            else:
                 continue
-            pattern = _compiled.get(index)
-            if pattern is None:
-                pattern = _compiled[index] = re.compile(_SOURCES[index][2])
-            tried.append((_SOURCES[index][0], _SOURCES[index][1], pattern))
+        if needs_separator:
+            if separator is None:
+                separator = False
+                for char in _SEPARATORS:
+                    if char in text:
+                        separator = True
+                        break
+            if not separator:
+                continue
+        pattern = _compiled.get(index)
+        if pattern is None:
+            pattern = _compiled[index] = re.compile(_SOURCES[index][2])
+        tried.append((_SOURCES[index][0], _SOURCES[index][1], pattern))
     return tried
 
 
-def _any_in(words: tuple[str, ...], text: str) -> bool:
-    for word in words:  # a loop, not any(): a generator costs more than a few tests
-        if word in text:
-            break
-    else:
-        return False
-    return True
-
-
-_plans: dict[bool, dict] = {True: {}, False: {}}  # by whether the text is ASCII, by kinds
-
-
-def _plan(kinds, ascii_text: bool) -> tuple[re.Pattern[str], tuple[str, ...], list, dict]:
-    """For `kinds`: a search for the groups' ASCII first characters, their other first
-    characters, the groups [(first characters, the group's other needs, [(pattern index, its
-    first words, its other needs), ...]), ...] and the groups by first character. A
-    pattern's needs are its words, then its trigger (which takes the lower-cased copy), then
-    its searches. For an ASCII text, words that are not ASCII are left out, and so are the
-    patterns that need only such words."""
-    key = tuple(kinds) if kinds is not None else None
-    plan = _plans[ascii_text].get(key)
-    if plan is None:
-        def usable(need):  # None: an ASCII text cannot hold any of the words
-            if type(need) is not tuple:
-                return need
-            return tuple(w for w in need if w.isascii() or not ascii_text) or None
-
-        triggers: dict[tuple, object] = {}  # patterns with the same triggers test them once
-        groups: dict[tuple, tuple] = {}
-        for index, ((kind, _, _), (group, *needs)) in enumerate(zip(_SOURCES, _NEEDS)):
-            if kinds is not None and kind not in kinds:
-                continue
-            head = [usable(need) for need in group]
-            own = [usable(need) for need in needs if type(need) is tuple]
-            if _TRIGGERS[index]:
-                words = _TRIGGERS[index]
-                own.append(triggers.setdefault(words, _lower_has(*words)))
-            own += [need for need in needs if type(need) is not tuple]
-            if None in head or None in own:
-                continue
-            first = own.pop(0) if own and type(own[0]) is tuple else ()
-            groups.setdefault(group, (head[0], tuple(head[1:]), []))[2].append(
-                (index, first, tuple(own)))
-        # Every group starts with single characters: a class finds the ASCII ones (one with
-        # Chinese in it takes a third of a millisecond to compile), substring tests the others.
-        listed = list(groups.values())
-        by_first: dict[str, list[tuple]] = {}
-        for group in listed:
-            for char in group[0]:
-                by_first.setdefault(char, []).append(group)
-        ascii_firsts = "".join(sorted(re.escape(char) for char in by_first if char.isascii()))
-        plan = _plans[ascii_text][key] = (
-            re.compile(f"[{ascii_firsts}]" if ascii_firsts else "(?!)"),
-            tuple(sorted(char for char in by_first if not char.isascii())), listed, by_first)
-    return plan
+@cache
+def _number() -> re.Pattern[str]:
+    return re.compile(_NUMBER)
