@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import inspect
+import pkgutil
+import re
 
 import pytest
 from conftest import deadline
@@ -335,6 +338,65 @@ def test_summary_follows_the_language_of_the_messages():
 def test_a_statement_beside_a_question_is_kept():
     result = run("我不吃香菜。今晚吃什么？")
     assert [shape(item)[3:5] for item in result["nodes"]] == [("avoid_ingredient", "香菜")]
+
+
+@pytest.mark.parametrize("text", ["From now on, my taste is completely different: very spicy",
+                                  "From now on, start over: I like spicy food",
+                                  "以后口味完全听我的：重辣"])
+def test_a_statement_that_replaces_the_whole_profile_says_so(text):
+    [item] = run(text)["nodes"]
+    assert item["node"]["valueJson"] == {"spicy": "high"}
+    assert item.get("replace") is True
+
+
+@pytest.mark.parametrize("text", ["From now on, very spicy", "以后口味重辣",
+                                  "my buddy puts hot sauce on everything. make it very spicy"
+                                  " from now on"])
+def test_a_change_of_one_flavour_replaces_nothing_else(text):
+    [item] = run(text)["nodes"]
+    assert item["node"]["valueJson"] == {"spicy": "high"}
+    assert "replace" not in item
+
+
+def test_an_english_statement_that_replaces_everything_replaces_everything(cli, ws):
+    cli("remember", "From now on, less oil and less salt")
+    cli("remember", "From now on, my taste is completely different: very spicy")
+    [node] = cli("query", "--key", "flavor_profile", "--json").json()["exact"]
+    assert node["valueJson"] == {"spicy": "high"}
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, re.Pattern):
+        yield value.pattern
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, (tuple, list, set, frozenset)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _rule_modules() -> list[str]:
+    import ekko_mem.extract
+    import ekko_mem.policy
+    # printable.py and nul.py are about control characters: they must name them.
+    return [f"{package.__name__}.{info.name}"
+            for package in (ekko_mem.extract, ekko_mem.policy)
+            for info in pkgutil.iter_modules(package.__path__)
+            if info.name not in ("printable", "nul")]
+
+
+@pytest.mark.parametrize("name", _rule_modules())
+def test_no_pattern_holds_a_control_character(name):
+    # Outside a raw string "\b" is a backspace, not a word boundary, and a pattern holding
+    # one never matches the text it was written for.
+    module = importlib.import_module(name)
+    found = {(attr, text) for attr, value in vars(module).items()
+             for text in _strings(value) if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", text)}
+    assert not found
 
 
 PURE = ("rules", "text", "health", "habits", "engineering", "vocab", "triggers", "literals")

@@ -31,6 +31,18 @@ from .entity_words import names_in
 from .text import chinese, rx
 from .vocab import HYPOTHETICAL, QUESTION, QUOTED
 
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import TypeAlias
+
+    from .entity_times import When
+
+    Span: TypeAlias = tuple[int, int]
+    # (owner, relation, the one it names, their kind, the role word said): 我姐姐 is
+    # ("user", "sibling", "我姐姐", "person", "姐姐")
+    Link: TypeAlias = tuple[str, str, str, str, str | None]
+
 __all__ = ["Edge", "Entity", "Graph", "RELATIONS", "joins", "names_in", "read_graph"]
 USER, PROJECT = "user", "project"
 ATTRIBUTES = ("works_as", "works_at", "lives_in", "hometown", "birthday", "works_on", "uses",
@@ -94,9 +106,10 @@ class _Subject:
 
     __slots__ = ("key", "kind", "rest", "links", "aliases", "named", "renameable")
 
-    def __init__(self, key, kind, rest, links=(), named=False, renameable=False):
+    def __init__(self, key: str, kind: str | None, rest: str, links: Iterable[Link] = (),
+                 named: bool = False, renameable: bool = False) -> None:
         self.key, self.kind, self.rest = key, kind, rest
-        self.links = list(links)  # (subject, relation, object, kind, word)
+        self.links = list(links)
         self.aliases: list[tuple[str, str]] = []
         self.named, self.renameable = named, renameable
 
@@ -120,7 +133,7 @@ class _Reader:
     def trailers(self) -> str:
         """Read commit trailers (Co-authored-by: Name <mail>); the text without them. The
         address is left out: a name is what later questions use."""
-        def take(m: re.Match) -> str:
+        def take(m: re.Match[str]) -> str:
             name = m.group("n").strip()
             if "[bot]" not in name and W.pattern("trailer_name").match(name):
                 self.add(name, "person")
@@ -188,15 +201,15 @@ class _Reader:
 
     def chain(self, body: str, zh: bool) -> _Subject | None:
         """我姐姐的老公, my sister Anna, 小王的老婆, Anna's husband Tom, her husband."""
-        owner, owner_name, pos = None, None, 0
         m = rx(V.OWNER_ZH if zh else V.OWNER_EN).search(body)
         if m and W.pattern("role_zh" if zh else "role_en").match(body, m.end()):
             owner, owner_name, pos = USER, ("我" if zh else "my"), m.end()
         elif (m := rx(V.PRONOUN_ZH if zh else V.PRONOUN_EN).search(body)):
-            owner = self.pronoun(m.group(0).strip())
-            owner_name, pos = owner, m.end()
-            if owner is None:
+            meant = self.pronoun(m.group(0).strip())
+            if meant is None:
                 return None
+            owner = owner_name = meant
+            pos = m.end()
         elif (m := W.pattern("name_zh" if zh else "name_en").match(body)) and W.named(
                 m.group(0), zh):
             owner = owner_name = m.group(0)
@@ -220,13 +233,13 @@ class _Reader:
             subject.kind = "pet" if relation == "pet" else "person"
             subject.links.append((subject.key, relation, said, subject.kind, word))
             subject.key, subject.renameable, pos = said, True, role.end()
-            comma = rx(r"" if zh else r",?\s*").match(body, pos)
-            given = W.pattern("given_zh" if zh else "name_en").match(body, comma.end())
+            given = W.pattern("given_zh" if zh else "name_en").match(
+                body, pos if zh else _past(r",?\s*", body, pos))
             if given and W.named(given.group(0), zh):  # 我同事小王, my sister Anna
                 self.rename_link(subject, given.group(0), body[:given.end()].strip())
                 more, pos = W.aliases_after(body, given.end(), given.group(0), zh)
                 subject.aliases += more
-                pos = rx(r"" if zh else r"\s*,?").match(body, pos).end()
+                pos = pos if zh else _past(r"\s*,?", body, pos)
         if owner == USER and not subject.links:
             return None
         subject.named = subject.named or bool(aliases) and not subject.links
@@ -272,8 +285,8 @@ class _Reader:
             self.people = [name if p == old else p for p in self.people]
 
     # --- what is said of them -------------------------------------------------------------
-    def predicates(self, subject: _Subject, rest: str, zh: bool, when,
-                   span) -> list[Edge] | None:
+    def predicates(self, subject: _Subject, rest: str, zh: bool, when: When,
+                   span: Span) -> list[Edge] | None:
         """What the first predicate that fits says; None when none fits."""
         for kind, pattern in W.predicates(zh):
             m = pattern.search(rest)
@@ -282,7 +295,7 @@ class _Reader:
                 return found
         return None
 
-    def commit(self, subject: _Subject, span) -> None:
+    def commit(self, subject: _Subject, span: Span) -> None:
         for owner, relation, target, kind, word in subject.links:
             if owner not in (USER, PROJECT) and owner not in self.kinds:
                 self.add(owner, "person")
@@ -304,7 +317,8 @@ class _Reader:
         if kind == "person":
             self.people.append(name)
 
-    def edge(self, subject, relation, obj, value, when, span) -> Edge:
+    def edge(self, subject: str, relation: str, obj: str | None, value: str | None, when: When,
+             span: Span) -> Edge:
         edge = Edge(subject, relation, obj, value, when[0], when[1], span)
         self.edges.append(edge)
         return edge
@@ -317,8 +331,8 @@ class _Reader:
         return Graph(entities, tuple(edges))
 
 
-def _said(reader: _Reader, kind: str, subject: _Subject, m: re.Match, zh: bool, when,
-          span) -> list[Edge] | None:
+def _said(reader: _Reader, kind: str, subject: _Subject, m: re.Match[str], zh: bool, when: When,
+          span: Span) -> list[Edge] | None:
     """The edges one predicate gives; None when the subject or the words are not what it
     needs, so the next predicate is tried."""
     key, g = subject.key, {k: v for k, v in m.groupdict().items() if v}
@@ -326,7 +340,8 @@ def _said(reader: _Reader, kind: str, subject: _Subject, m: re.Match, zh: bool, 
     if person and not tool and subject.kind == "project" or key == PROJECT and not tool:
         return None
 
-    def edge(relation: str, obj: str | None, value: str | None = None, times=when) -> Edge:
+    def edge(relation: str, obj: str | None, value: str | None = None,
+             times: When = when) -> Edge:
         return Edge(key, relation, obj, value, *times, span)
 
     name = g.get("n") or g.get("n2")
@@ -334,13 +349,14 @@ def _said(reader: _Reader, kind: str, subject: _Subject, m: re.Match, zh: bool, 
         relation, word = W.role(g["r"], zh)
         subject.kind = "pet" if relation == "pet" else "person"
         return [Edge(USER, relation, key, word, *when, span)]
-    if kind == "role_of_other" and person and W.named(name, zh) and name != key:
+    if kind == "role_of_other" and person and name and W.named(name, zh) and name != key:
         relation, word = W.role(g["r"], zh)
         subject.kind = "pet" if relation == "pet" else "person"
         reader.add(name, "person")
         return [Edge(name, relation, key, word, *when, span)]
-    if kind in ("naming", "alias") and person and W.named(name, zh) or (
-            kind == "naming" and subject.kind == "pet" and "叫" in m.group(0)):
+    # Every naming and alias pattern holds a name; testing it tells the type checker so.
+    if kind in ("naming", "alias") and name and (person and W.named(name, zh) or (
+            kind == "naming" and subject.kind == "pet" and "叫" in m.group(0))):
         if subject.renameable and kind == "naming":
             reader.rename_link(subject, name)
         elif not subject.links and name != key:
@@ -387,7 +403,13 @@ def _said(reader: _Reader, kind: str, subject: _Subject, m: re.Match, zh: bool, 
             edge("uses", new, None, (since, None))]
     if kind == "likes" and person and not V.NOT_LIKED.intersection(g["v"].lower().split()[:1]):
         return [edge("likes", None, g["v"].strip())]
-    if kind == "works_on" and key == USER:
+    if kind == "works_on" and key == USER and name:
         reader.add(name, "project")
         return [edge("works_on", name)]
     return None
+
+
+def _past(pattern: str, text: str, pos: int) -> int:
+    """Where `text` goes on after the optional words `pattern` matches at `pos`."""
+    m = rx(pattern).match(text, pos)
+    return m.end() if m else pos

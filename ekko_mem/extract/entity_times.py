@@ -12,13 +12,21 @@ from datetime import date, timedelta
 from . import entity_vocab as V
 from .text import rx
 
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from typing import TypeAlias
 
-def when_said(clause: str, today: date, ended: bool) -> tuple | None:
+    # (valid_from, valid_to): a time as above, "past", "now" or None
+    When: TypeAlias = tuple[str | None, str | None]
+
+
+def when_said(clause: str, today: date, ended: bool) -> When | None:
     """(valid_from, valid_to) a clause gives its state; None for a time to come it leaves
     unnamed (小王要搬去北京)."""
     past = bool(rx(V.PAST_TENSE).search(clause))
     said = moment(clause, today, past=past)
-    start = end = None
+    start: str | None = None
+    end: str | None = None
     span = rx(V.SPAN).search(clause)
     if span:  # 从2015年到2020年, from 2015 to 2018: both ends must be times
         g = {k[0]: v for k, v in span.groupdict().items() if v}
@@ -45,7 +53,7 @@ def when_said(clause: str, today: date, ended: bool) -> tuple | None:
     return ("now" if rx(V.NOW).search(clause) else None), None
 
 
-def _group(m: re.Match) -> str:
+def _group(m: re.Match[str]) -> str:
     return next(v for v in m.groups() if v)
 
 
@@ -61,22 +69,25 @@ def moment(text: str, today: date, past: bool = False, birthday: bool = False) -
     return None
 
 
-def _resolved(g: dict, today: date, past: bool, birthday: bool) -> str | None:
+def _resolved(g: dict[str, str], today: date, past: bool, birthday: bool) -> str | None:
     if "iso" in g:
         return g["iso"]
     if "wd" in g or "rd" in g:
         if "rd" in g:
-            day = today + timedelta(days=_OFFSETS[g["rd"].lower()])
+            named = today + timedelta(days=_OFFSETS[g["rd"].lower()])
         else:
             weekday = _weekday(g["wd"])
             week = _OFFSETS.get((g.get("wk") or "").lower(), 0)
-            day = today + timedelta(days=weekday - today.weekday() + 7 * week)
-        return f"--{day:%m-%d}" if birthday else day.isoformat()
+            named = today + timedelta(days=weekday - today.weekday() + 7 * week)
+        return f"--{named:%m-%d}" if birthday else named.isoformat()
     if "rw" in g:
-        year, week, _ = (today + timedelta(weeks=_OFFSETS[g["rw"].lower()])).isocalendar()
-        return None if birthday else f"{year}-W{week:02d}"
-    year = int(g["y"]) if "y" in g else (today.year + _OFFSETS[g["ry"].lower()] if "ry" in g
-                                         else None)
+        iso_year, iso_week, _ = (today + timedelta(weeks=_OFFSETS[g["rw"].lower()])).isocalendar()
+        return None if birthday else f"{iso_year}-W{iso_week:02d}"
+    year: int | None = None
+    if "y" in g:
+        year = int(g["y"])
+    elif "ry" in g:
+        year = today.year + _OFFSETS[g["ry"].lower()]
     month = _number(g["m"]) if "m" in g else (_month(g["mon"]) if "mon" in g else None)
     if "rm" in g:
         shifted = today.month - 1 + _OFFSETS[g["rm"].lower()]

@@ -12,6 +12,10 @@ from . import entity_vocab as V
 from .text import rx
 from .vocab import STACK
 
+TYPE_CHECKING = False  # `typing` itself is not loaded at run time
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
 
 def pieces(text: str, pattern: str, base: int) -> list[tuple[str, int]]:
     """`text` split where `pattern` matches, each piece stripped, with where it starts."""
@@ -77,7 +81,7 @@ _WORD = r"(?:[A-Z]'[A-Z][a-z]+|[A-Z][a-zA-Z-]*[a-z][a-zA-Z-]*)"
 _LATIN = rf"(?-i:{_WORD}(?:\s{_WORD}){{0,2}})(?![A-Za-z0-9])"
 
 
-def alternatives(words) -> str:
+def alternatives(words: Iterable[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
@@ -104,11 +108,14 @@ def predicates(zh: bool) -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple(out)
 
 
-def aliases_after(body: str, pos: int, name: str, zh: bool) -> tuple[list, int]:
+def aliases_after(body: str, pos: int, name: str,
+                  zh: bool) -> tuple[list[tuple[str, str]], int]:
     """小王（王伟）, "Bob (Robert Smith)", "Bob, aka Robert,": the other name, and where the
     clause goes on."""
     m = pattern("alias_zh" if zh else "alias_en").match(body, pos)
-    other = m and (m.group("n") or m.groupdict().get("n2"))
+    if m is None:
+        return [], pos
+    other = m.group("n") or m.groupdict().get("n2")
     return ([(name, other)], m.end()) if other and named(other, zh) else ([], pos)
 
 
@@ -117,7 +124,7 @@ def role(word: str, zh: bool) -> tuple[str, str]:
     return table[word if zh else " ".join(word.lower().split())]
 
 
-def unnamed(owner: str, word: str, zh: bool, relation: str, links: list) -> str:
+def unnamed(owner: str, word: str, zh: bool, relation: str, links: Sequence[object]) -> str:
     """The name of someone known only by their role: 我老婆, 我的猫, my sister's husband."""
     if zh:
         joiner = "的" if links or owner != "我" or relation == "pet" else ""
@@ -159,7 +166,7 @@ def place_like(where: str | None, zh: bool, work: bool = False) -> bool:
             and not (work and city))
 
 
-def spans(text: str, names) -> tuple[tuple[int, int], ...]:
+def spans(text: str, names: Iterable[str]) -> tuple[tuple[int, int], ...]:
     """Where the names occur in the text, the longest first where they overlap."""
     found: list[tuple[int, int]] = []
     for name in sorted(set(names), key=len, reverse=True):

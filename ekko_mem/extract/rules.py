@@ -97,7 +97,9 @@ from .vocab import (
     TRIM_END,
 )
 
-Fact = tuple[str, object, tuple[str, ...]]  # (kind, value, the words that said it)
+# (kind, value, the words that said it): a flavour's value is {field: level}, as 少油少辣 is
+# {"oil": "low", "spicy": "low"}; an ingredient's or a cuisine's is the word.
+Fact = tuple[str, str | dict[str, str], tuple[str, ...]]
 
 
 
@@ -132,7 +134,8 @@ def _from_message(message: dict, end_of_day: str) -> tuple[list[Item], str | Non
         return [], "empty"
     if _first(SENSITIVE, text):
         return [], "sensitive"  # the whole message: a secret must not leak via a title either
-    kept, skipped = [], []
+    kept: list[str] = []
+    skipped: list[str] = []
     for sentence in _sentences(text):
         reason = _skip_reason(sentence)
         if reason == "third_party":
@@ -433,7 +436,7 @@ def _food_items(facts: list[Fact], turn: _Turn) -> list[Item]:
     out: list[Item | None] = []
     seen: set[tuple[str, str]] = set()
     for kind, value, words in facts:
-        if kind == "flavour":
+        if isinstance(value, dict):  # a flavour: its fields join the message's one profile
             if not flavour:
                 out.append(None)  # keeps its place among the message's nodes
             flavour.update(value)
@@ -444,9 +447,10 @@ def _food_items(facts: list[Fact], turn: _Turn) -> list[Item]:
     return [item or _food_item("flavour", flavour, said, turn) for item in out]
 
 
-def _food_item(kind: str, value: object, entities: list[str], turn: _Turn) -> Item:
+def _food_item(kind: str, value: str | dict[str, str], entities: list[str],
+               turn: _Turn) -> Item:
     stance = _stance(turn, IMPORTANCE[kind])
-    words = _value_words(kind, value, turn.zh)
+    words = _value_words(value, turn.zh)
     wording = _wording(kind, words, turn.zh, turn.temporary, turn.health)
     node = _food_node(kind, value, entities, stance, wording, turn)
     item: Item = {"operation": "create", "node": node, "reason": _reason(turn)}
@@ -497,17 +501,17 @@ def _reason(turn: _Turn) -> str:
     return "a dietary preference stated as lasting" if turn.explicit else "a dietary preference"
 
 
-def _value_words(kind: str, value: object, zh: bool) -> str:
-    if kind != "flavour":
-        return str(value)
+def _value_words(value: str | dict[str, str], zh: bool) -> str:
+    if isinstance(value, str):  # an ingredient or a cuisine
+        return value
     words = [FLAVOUR_WORDS[(field, level)][0 if zh else 1] for field, level in value.items()]
     return "".join(words) if zh else ", ".join(words)
 
 
 def _wording(kind: str, words: str, zh: bool, temporary: bool, health: str | None) -> dict:
-    title, phrase, content, tags = (
-        part.format(x=words) if isinstance(part, str) else list(part)
-        for part in TEXT[kind]["zh" if zh else "en"])
+    title, phrase, content, tag_words = TEXT[kind]["zh" if zh else "en"]
+    title, phrase, content = (part.format(x=words) for part in (title, phrase, content))
+    tags = list(tag_words)
     content = content if zh else content[:1].upper() + content[1:]
     if not temporary:
         return {"title": title, "content": content + ("。" if zh else "."), "tags": tags}
@@ -527,7 +531,7 @@ def worded(key: str, value: object, zh: bool) -> dict | None:
             (field, level) not in FLAVOUR_WORDS for field, level in value.items()
             if isinstance(level, str)) or not all(isinstance(v, str) for v in value.values()):
         return None  # a field or level the rules have no words for
-    wording = _wording("flavour", _value_words("flavour", value, zh), zh, False, None)
+    wording = _wording("flavour", _value_words(value, zh), zh, False, None)
     return {"title": wording["title"], "content": wording["content"]}
 
 

@@ -21,10 +21,11 @@ TRIGGERS: dict[str, str] = {
         'in:偏|很|挺|蛮|比较|特别|相对|非常',
     '我|口味|喜欢|偏好|偏爱|要|想|爱|\\b(?:i|my|prefer|like|want|love)\\b':
         'in:i|想|我|爱|要|my|偏好|口味|喜欢|love|want|prefer',
-    ('完全|全部|全都|一切|整个|彻底|\x08(?:completely|entirely|totally|everything|all of it|from '
-     'scratch|start over)\x08'):
-        ('in:一切|全部|全都|完全|彻底|整个|\x08totally\x08|\x08entirely\x08|\x08all of it\x08|'
-         '\x08completely\x08|\x08everything\x08|\x08start over\x08|\x08from scratch\x08'),
+    ('完全|全部|全都|一切|整个|彻底|\\b(?:(?:completely|entirely|totally) (?:different|new|change'
+     'd)|from scratch|start(?:ing)? over)\\b'):
+        ('in:一切|全部|全都|完全|彻底|整个|start over|totally new|entirely new|from scratch|start'
+         'ing over|completely new|totally changed|entirely changed|totally different|completely c'
+         'hanged|entirely different|completely different'),
     ('做饭|做菜|烹饪|下厨|煮饭|烧菜|晚饭|午饭|早饭|饭菜|cook|cooking|meal|meals|recipe|recipes|di'
      'nner|lunch'):
         'in:下厨|做菜|做饭|午饭|早饭|晚饭|烧菜|烹饪|煮饭|饭菜|cook|meal|lunch|dinner|recipe',

@@ -79,8 +79,10 @@ FLAVOUR_WORDS = {
     ("oil", "high"): ("重油", "more oil"), ("salt", "high"): ("咸口", "salty"),
     ("sugar", "high"): ("甜口", "sweet")}
 # A statement that replaces a whole structured value rather than one field of it.
-REPLACE_ALL = (r"完全|全部|全都|一切|整个|彻底|(?:completely|entirely|totally|everything|"
-               r"all of it|from scratch|start over)")
+# English: only words that say the taste itself is replaced; "everything" or "totally" alone are
+# too loose ("my buddy puts hot sauce on everything") to throw a stored profile away.
+REPLACE_ALL = (r"完全|全部|全都|一切|整个|彻底|\b(?:(?:completely|entirely|totally) (?:different|"
+               r"new|changed)|from scratch|start(?:ing)? over)\b")
 # A limit on cooking time: a cooking word, a bound, a duration, in either order.
 COOK_WORDS = (r"做饭|做菜|烹饪|下厨|煮饭|烧菜|晚饭|午饭|早饭|饭菜|"
               r"cook|cooking|meal|meals|recipe|recipes|dinner|lunch")
@@ -345,7 +347,8 @@ NOT_FOOD_ZH = (r"太|很|什么|这|那|我|你|他|她|它|一点|东西|麻烦
 STOP_EN = _words("it|that|this|them|you|me|him|her|problem|problems|worries|idea|ideas|thanks|"
                  "one|way|time|anything|everything|nothing|something|please|stuff|much|lot")
 EN_CLAUSE = (r"\s*[,;]\s*(?:and\s+|plus\s+)?(?=(?:but|so|though|although|also|plus|please|"
-             r"nothing|no|just|i|we|don't|never|hold|skip|without)\b)|\s+(?:but|and|so|plus)\s+(?=(?:i|we|i'm|i'd|no|nothing|without|"
+             r"nothing|no|just|i|we|don't|never|hold|skip|without)\b)|"
+             r"\s+(?:but|and|so|plus)\s+(?=(?:i|we|i'm|i'd|no|nothing|without|"
              r"hold the|skip|don't|never|please don't)\b)")
 # A request to remember, before what is to be remembered: 以后都帮我记录：…, "Remember that …".
 SAY_PREFIX = (r"^(?:(?:以后|今后)?(?:都|也)?(?:请|麻烦)?(?:帮我|给我)?"
