@@ -16,7 +16,7 @@ _ekko_mem() {
         'log:--session'|'log:-s'|'history:--session'|'history:-s'|'remember:--session'|'remember:-s'|'query:--session'|'query:-s'|'context:--session'|'context:-s'|'summarize:--session'|'summarize:-s'|'extract:--session'|'extract:-s'|'export:--session'|'export:-s'|'mcp:--session'|'mcp:-s') _ekko_mem_ask sessions; return 0 ;;
         'log:--role') _ekko_mem_words 'user assistant system tool'; return 0 ;;
         'log:--parent'|'remember:--source'|'forget:--source-message'|'forget:--message') _ekko_mem_ask messages; return 0 ;;
-        'log:--meta'|'log:--jsonl'|'log:--workspace'|'log:-w'|'history:--limit'|'history:-n'|'history:--workspace'|'history:-w'|'migrate:--workspace'|'migrate:-w'|'remember:--value'|'remember:--title'|'remember:--content'|'remember:--tag'|'remember:--entity'|'remember:--confidence'|'remember:--importance'|'remember:--expires'|'remember:--reason'|'remember:--actor'|'remember:--workspace'|'remember:-w'|'query:--value'|'query:--tag'|'query:--entity'|'query:--limit'|'query:-n'|'query:--since'|'query:--workspace'|'query:-w'|'forget:--value'|'forget:--reason'|'forget:--workspace'|'forget:-w'|'audit:--since'|'audit:--limit'|'audit:-n'|'audit:--workspace'|'audit:-w'|'audit undo:--reason'|'audit undo:--workspace'|'audit undo:-w'|'show:--workspace'|'show:-w'|'edit:--reason'|'edit:--workspace'|'edit:-w'|'expire:--workspace'|'expire:-w'|'context:--budget'|'context:-b'|'context:--workspace'|'context:-w'|'explain:--workspace'|'explain:-w'|'summarize:--llm-cmd'|'summarize:--apply'|'summarize:--workspace'|'summarize:-w'|'extract:--llm-cmd'|'extract:--apply'|'extract:--workspace'|'extract:-w'|'export:--output'|'export:-o'|'export:--workspace'|'export:-w'|'import:--workspace'|'import:-w'|'hooks install:--workspace'|'hooks install:-w'|'hooks uninstall:--workspace'|'hooks uninstall:-w'|'hooks run:--rev'|'hooks run:--branch'|'hooks run:--workspace'|'hooks run:-w'|'index:--workspace'|'index:-w'|'doctor:--scan'|'doctor:--workspace'|'doctor:-w'|'config:--workspace'|'config:-w'|'config get:--workspace'|'config get:-w'|'config set:--workspace'|'config set:-w'|'config unset:--workspace'|'config unset:-w'|'mcp:--workspace'|'mcp:-w') COMPREPLY=(); return 0 ;;
+        'log:--meta'|'log:--jsonl'|'log:--workspace'|'log:-w'|'history:--limit'|'history:-n'|'history:--workspace'|'history:-w'|'migrate:--workspace'|'migrate:-w'|'remember:--value'|'remember:--title'|'remember:--content'|'remember:--tag'|'remember:--entity'|'remember:--confidence'|'remember:--importance'|'remember:--expires'|'remember:--reason'|'remember:--actor'|'remember:--workspace'|'remember:-w'|'query:--value'|'query:--tag'|'query:--entity'|'query:--limit'|'query:-n'|'query:--since'|'query:--workspace'|'query:-w'|'forget:--value'|'forget:--reason'|'forget:--workspace'|'forget:-w'|'audit:--since'|'audit:--limit'|'audit:-n'|'audit:--workspace'|'audit:-w'|'audit undo:--reason'|'audit undo:--workspace'|'audit undo:-w'|'show:--workspace'|'show:-w'|'edit:--reason'|'edit:--workspace'|'edit:-w'|'expire:--workspace'|'expire:-w'|'context:--budget'|'context:-b'|'context:--workspace'|'context:-w'|'explain:--workspace'|'explain:-w'|'summarize:--llm-cmd'|'summarize:--apply'|'summarize:--workspace'|'summarize:-w'|'extract:--llm-cmd'|'extract:--apply'|'extract:--workspace'|'extract:-w'|'export:--output'|'export:-o'|'export:--workspace'|'export:-w'|'import:--since'|'import:--workspace'|'import:-w'|'hooks install:--workspace'|'hooks install:-w'|'hooks uninstall:--workspace'|'hooks uninstall:-w'|'hooks run:--rev'|'hooks run:--branch'|'hooks run:--workspace'|'hooks run:-w'|'index:--workspace'|'index:-w'|'doctor:--scan'|'doctor:--workspace'|'doctor:-w'|'config:--workspace'|'config:-w'|'config get:--workspace'|'config get:-w'|'config set:--workspace'|'config set:-w'|'config unset:--workspace'|'config unset:-w'|'mcp:--workspace'|'mcp:-w') COMPREPLY=(); return 0 ;;
         'remember:--scope'|'query:--scope'|'forget:--scope'|'export:--scope') _ekko_mem_words 'session workspace user global'; return 0 ;;
         'remember:--domain'|'query:--domain'|'forget:--domain') _ekko_mem_ask domains; return 0 ;;
         'remember:--category'|'query:--category'|'forget:--category') _ekko_mem_ask categories; return 0 ;;
@@ -25,6 +25,8 @@ _ekko_mem() {
         'remember:--supersedes'|'audit:--node') _ekko_mem_ask nodes; return 0 ;;
         'context:--format'|'context:-f') _ekko_mem_words 'text markdown json'; return 0 ;;
         'context:--counter') _ekko_mem_words 'estimate cl100k o200k'; return 0 ;;
+        'import:--from') _ekko_mem_words 'export llm-logs'; return 0 ;;
+        'mcp:--config') _ekko_mem_words 'claude-desktop claude-code cursor vscode'; return 0 ;;
     esac
     if [[ $cur == -* ]]; then
         case "$cmdpath" in
@@ -48,7 +50,7 @@ _ekko_mem() {
             'summarize') _ekko_mem_words '--session -s --llm-cmd --if-needed --print-prompt --apply --chain --no-extract --workspace -w --json --quiet -q -h --help' ;;
             'extract') _ekko_mem_words '--session -s --llm-cmd --retry --jobs --print-prompt --apply --workspace -w --json --quiet -q -h --help' ;;
             'export') _ekko_mem_words '--scope --session -s --output -o --workspace -w --quiet -q -h --help' ;;
-            'import') _ekko_mem_words '--yes -y --allow-erased --workspace -w --json --quiet -q -h --help' ;;
+            'import') _ekko_mem_words '--from --since --yes -y --allow-erased --workspace -w --json --quiet -q -h --help' ;;
             'hooks install') _ekko_mem_words '--workspace -w --json --quiet -q -h --help' ;;
             'hooks uninstall') _ekko_mem_words '--workspace -w --json --quiet -q -h --help' ;;
             'hooks run') _ekko_mem_words '--rev --branch --workspace -w --json --quiet -q -h --help' ;;
@@ -58,7 +60,7 @@ _ekko_mem() {
             'config get') _ekko_mem_words '--workspace -w --json --quiet -q -h --help' ;;
             'config set') _ekko_mem_words '--user --workspace -w --json --quiet -q -h --help' ;;
             'config unset') _ekko_mem_words '--user --workspace -w --json --quiet -q -h --help' ;;
-            'mcp') _ekko_mem_words '--session -s --workspace -w -h --help' ;;
+            'mcp') _ekko_mem_words '--session -s --workspace -w --config --json -h --help' ;;
         esac
         return 0
     fi

@@ -126,9 +126,18 @@ def do_schema(name, *, quiet=False):
     emit(results.Schema(SCHEMAS[name].model_json_schema()), quiet=quiet)
 
 
-def do_mcp(*, session=None, workspace=None):
-    from .mcp_server import serve
-    serve(workspace=workspace, session=session)
+def do_mcp(*, session=None, workspace=None, client=None, as_json=False):
+    if client is None and not as_json:
+        from .mcp_server import serve
+        return serve(workspace=workspace, session=session)
+    from . import mcp_clients
+    with service(workspace, session) as svc:
+        root = svc.root
+    command, chosen = _installed_binary(), client.strip().lower() if client else None
+    if as_json or chosen is None:
+        return emit(results.Schema(mcp_clients.server_entry(command, root, session, chosen)))
+    config = mcp_clients.client_config(chosen, command, root, session)
+    emit(results.Prompt(mcp_clients.as_text(config)))
 
 
 def _running_binary() -> str | None:
@@ -136,6 +145,12 @@ def _running_binary() -> str | None:
     another way, e.g. python -m ekko_mem)."""
     argv0 = sys.argv[0] if sys.argv else ""
     return os.path.abspath(argv0) if argv0.endswith("ekko-mem") else None
+
+
+def _installed_binary() -> str:
+    """This installation's ekko-mem: the one running, else the console script beside this
+    Python. A client starts it with its own PATH, which may not hold it."""
+    return _running_binary() or os.path.join(os.path.dirname(sys.executable), "ekko-mem")
 
 
 def do_hooks(action, *, rev="HEAD", branch=None, as_json=False, quiet=False, workspace=None):

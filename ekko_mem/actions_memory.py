@@ -244,12 +244,32 @@ def do_export(*, scope=None, session=None, output=None, quiet=False, workspace=N
         svc.save_export(output, jsonl_lines(records))
 
 
-def do_import(source, *, yes=False, allow_erased=False, as_json=False, quiet=False,
-              workspace=None):
+def do_import(source=None, *, origin="export", since=None, yes=False, allow_erased=False,
+              as_json=False, quiet=False, workspace=None):
+    from .options import flag
+    if origin.strip().lower() == "llm-logs":
+        return _import_llm_logs(source, since=since, yes=yes, allow_erased=allow_erased,
+                                as_json=as_json, quiet=quiet, workspace=workspace)
+    if since is not None:
+        raise UsageError(f"{flag('since')} goes with {flag('origin')} llm-logs",
+                         f"drop {flag('since')}: an export is imported whole")
+    if source is None:
+        raise UsageError("no export file given", "give the file export wrote, or - for stdin")
     from .service.transfer_files import open_import
     stdin = getattr(sys.stdin, "buffer", None) if source == "-" else None
     shown = progress_line("embedding", quiet=quiet, delay=EMBEDDING_QUIET_S)
     with open_import(source, stdin) as lines, service(workspace) as svc, ended(shown):
         result = svc.import_lines(lines, confirm=yes, allow_erased=allow_erased,
                                   progress=shown)
+    emit(results.ImportReport(result), as_json=as_json, quiet=quiet)
+
+
+def _import_llm_logs(path, *, since, yes, allow_erased, as_json, quiet, workspace):
+    shown = progress_line("embedding", quiet=quiet, delay=EMBEDDING_QUIET_S)
+    with service(workspace) as svc, ended(shown):
+        result = svc.import_llm_log(path, since=since, confirm=yes,
+                                             allow_erased=allow_erased, progress=shown)
+        notes = tuple(svc.notes)
+    if notes:  # what `log` says of the credentials it masked, on stderr
+        emit(results.Logged([], notes), quiet=quiet)
     emit(results.ImportReport(result), as_json=as_json, quiet=quiet)

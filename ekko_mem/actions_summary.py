@@ -5,25 +5,19 @@ import sys
 
 from . import results
 from .actions import service
-from .errors import Rejected, UsageError
+from .errors import UsageError
 from .render import emit
 
 
-def _read_answer(source: str) -> dict:
+def _read(source: str) -> str:
+    """The answer's text, from FILE or - (stdin)."""
     if source == "-":
-        text = sys.stdin.read()
-    else:
-        try:
-            with open(source, encoding="utf-8") as handle:
-                text = handle.read()
-        except OSError as exc:
-            raise UsageError(f"cannot read {source}: {exc.strerror}", "check the path") from None
-    from .extract.llm import LLMFailure, parse_json_answer
+        return sys.stdin.read()
     try:
-        return parse_json_answer(text)
-    except LLMFailure as exc:
-        raise Rejected(str(exc), "give the JSON answer of an LLM (code fences are fine)"
-                       ) from None
+        with open(source, encoding="utf-8") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise UsageError(f"cannot read {source}: {exc.strerror}", "check the path") from None
 
 
 def _retry_command() -> str:
@@ -42,7 +36,7 @@ def do_summarize(*, session=None, llm_cmd=None, if_needed=False, print_prompt=Fa
         if print_prompt:
             return emit(results.Prompt(svc.summary_prompt(session=session)["prompt"]))
         if apply is not None:
-            result = svc.apply_answer(_read_answer(apply), session=session)
+            result = svc.apply_answer(svc.read_answer(_read(apply)), session=session)
         else:
             result = svc.summarize(session=session, llm_cmd=llm_cmd, if_needed=if_needed,
                                    extract=not no_extract)
@@ -60,10 +54,7 @@ def do_extract(*, session=None, llm_cmd=None, retry=False, jobs=False, print_pro
         if print_prompt:
             return emit(results.Prompt(svc.extraction_prompt_for(session=session)))
         if apply is not None:
-            answer = _read_answer(apply)
-            if "nodes" not in answer:
-                raise Rejected("an extraction needs a \"nodes\" list",
-                               "see 'ekko-mem schema extraction'")
+            answer = svc.read_answer(_read(apply), extraction=True)
             result = svc.apply_answer(answer, session=session)
         else:
             result = svc.extract(session=session, llm_cmd=llm_cmd)

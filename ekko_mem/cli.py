@@ -128,8 +128,9 @@ def _check_value(opt: Opt, value) -> None:
     low, high = opt.range
     if low <= value and (high is None or value <= high):  # NaN fails both
         return
-    wanted = f"at least {low}" if high is None else f"from {low} to {high}"
-    raise refuse(f"{opt.flag} must be {wanted}, not {value}", f"pass {opt.flag} {opt.suggestion}")
+    from .values import within
+    raise refuse(f"{opt.flag} must be {within(opt.range)}, not {value}",
+                 f"pass {opt.flag} {opt.suggestion}")
 
 
 def dispatch(name: str, params: dict) -> None:
@@ -141,8 +142,13 @@ def dispatch(name: str, params: dict) -> None:
 
 def invoke(command: Command, params: dict) -> None:
     """Call the action: the argument first, the options with a design field gathered into
-    one dict under the design's names, the rest as keywords."""
+    one dict under the design's names, the rest as keywords. `no_color` says what the
+    environment says too (NO_COLOR, TERM=dumb, no terminal): views are told, not left to
+    look."""
     params = dict(params)
+    if params.get("no_color") is False:
+        from .env import Env
+        params["no_color"] = not Env().color()
     args = [params.pop(command.arg.param)] if command.arg else []
     if command.design:
         params[command.design] = {opt.field: params.pop(opt.param)
@@ -290,9 +296,11 @@ def _flush_stdout(code: int) -> int:
 
 
 def _emit_error(line: str) -> None:
-    from .policy.printable import one_line  # an error may quote what the user typed
+    # An error may quote what the user typed: one line, and no credential echoed back.
+    from .policy.printable import one_line
+    from .policy.sensitive import mask_secrets
     try:
-        sys.stderr.write(one_line(line) + "\n")
+        sys.stderr.write(one_line(mask_secrets(line)) + "\n")
         sys.stderr.flush()
     except (OSError, ValueError):  # stderr closed or full too: the exit code still says it
         pass

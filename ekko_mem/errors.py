@@ -16,14 +16,6 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-def _masked(text: str) -> str:
-    """Errors quote what was given; a credential in it is never echoed back."""
-    if not text:
-        return text
-    from .policy.sensitive import mask_secrets
-    return mask_secrets(text)
-
-
 class Step:
     """The next thing to run, in the design's words: a command (None: the same request again)
     with parameters, by their design names (confirm, hard, purgeSources, ...). The command line
@@ -45,14 +37,15 @@ class Step:
 class EkkoError(Exception):
     """A failure with a plain message and a hint naming the next thing to try.
 
-    `step`, when given, is that next thing as data; `hint` then says why or what else."""
+    `step`, when given, is that next thing as data; `hint` then says why or what else.
+    A message quotes what was given as it was given: where it is printed (the command line's
+    error line, an MCP reply, a view) a credential in it is masked."""
 
     code = ExitCode.ERROR
     slug = "error"
 
     def __init__(self, message: str, hint: str = "", *, data: dict | None = None,
                  step: Step | None = None) -> None:
-        message, hint = _masked(message), _masked(hint)
         super().__init__(message)
         self.message = message
         self.step = step

@@ -132,10 +132,11 @@ def _run(workspace, session, work, fix: str = ""):
     from ekko_mem.errors import EkkoError
     from ekko_mem.mcp_tools import MemoryTools
     from ekko_mem.models import validation_message
+    from ekko_mem.policy.sensitive import mask_secrets
     try:
         with MemoryService(workspace, session=session) as memory:
             return work(MemoryTools(memory, session=session))
-    except EkkoError as exc:
-        raise ToolFailed(exc.line()) from None
+    except EkkoError as exc:  # masked here, where the line leaves for the model
+        raise ToolFailed(mask_secrets(exc.line())) from None
     except ValidationError as exc:
-        raise ToolFailed(f"ekko-mem: {validation_message(exc)}{fix}") from None
+        raise ToolFailed(mask_secrets(f"ekko-mem: {validation_message(exc)}{fix}")) from None

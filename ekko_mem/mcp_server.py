@@ -56,7 +56,14 @@ class RpcError(Exception):
 
 
 def _error(ident, code: int, message: str) -> dict:
-    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": message}}
+    return {"jsonrpc": "2.0", "id": ident, "error": {"code": code, "message": _said(message)}}
+
+
+def _said(message: str) -> str:
+    """An error as the model reads it: it may quote what was sent, and a credential in that
+    is not sent back (errors carry what was said; this edge masks it)."""
+    from .policy.sensitive import mask_secrets
+    return mask_secrets(message)
 
 
 def _valid_id(ident) -> bool:
@@ -266,7 +273,7 @@ def _tool_result(work: Callable[[], dict | Reply]) -> dict:
 
 
 def _failed(message: str) -> dict:
-    return {"content": [{"type": "text", "text": message}], "isError": True}
+    return {"content": [{"type": "text", "text": _said(message)}], "isError": True}
 
 
 def serve(*, workspace: str | None = None, session: str | None = None) -> None:

@@ -16,8 +16,10 @@ from typing import Any, Callable, Dict, NamedTuple, Optional
 from pydantic import Field
 
 from .errors import EkkoError
-from .models import ForgetRequest, MemoryQuery, MemorySelector, Model, ProposeUpdate, Role
-from .retrieval.limits import MAX
+from .models import (
+    ForgetRequest, MemoryQuery, MemorySelector, Model, ProposeUpdate, Role, high, low,
+)
+from .values import VALUES
 
 ACTOR = "agent"
 CONFIRM = "confirm"
@@ -27,8 +29,8 @@ class ContextRequest(Model):
     """memory_context input: the question, budget and session `ekko-mem context` takes."""
     text: Optional[str] = Field(default=None, description=(
         "The user's message; left out, only the fixed sections (recent messages, tasks...)."))
-    budget: Optional[int] = Field(default=None, ge=0, le=MAX["budget"], description=(
-        "Tokens for the text (default: as configured, else 1200)."))
+    budget: Optional[int] = Field(default=None, ge=low("budget"), le=high("budget"), description=(
+        f"Tokens for the text (default: as configured, else {VALUES['budget'].default})."))
     session: Optional[str] = Field(default=None, description=(
         "Whose conversation (default: the server's)."))
 
@@ -36,7 +38,7 @@ class ContextRequest(Model):
 class LogRequest(Model):
     """memory_log input: the text, role, session, parent and metadata `ekko-mem log` takes."""
     content: str
-    role: Role = "user"
+    role: Role = VALUES["role"].default
     session: Optional[str] = Field(default=None, description=(
         "Whose conversation (default: the server's)."))
     parent: Optional[str] = Field(default=None, description="Id of the message this answers.")

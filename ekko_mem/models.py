@@ -11,15 +11,31 @@ from typing import Any, Dict, List, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .policy.vocab import (
-    ACTORS, EXTRACT_OPERATIONS, OMIT_REASONS, OPERATIONS, ROLES, SCOPES, STATUSES, TYPES,
-)
+from .policy.vocab import EXTRACT_OPERATIONS, OMIT_REASONS
+from .values import VALUES, describe
 
-Role = Literal[ROLES]  # type: ignore[valid-type]
-Scope = Literal[SCOPES]  # type: ignore[valid-type]
-NodeType = Literal[TYPES]  # type: ignore[valid-type]
-Status = Literal[STATUSES]  # type: ignore[valid-type]
-Actor = Literal[ACTORS]  # type: ignore[valid-type]
+# The closed vocabularies and the bounds are the value table's (values.py), as the options,
+# the settings and the service read them.
+_ROLES, _SCOPES, _TYPES, _STATUSES, _ACTORS, _OPERATIONS, _MODES = (
+    VALUES[name].choices for name in ("role", "scope", "type", "status", "actor", "operation",
+                                      "mode"))
+Role = Literal[_ROLES]  # type: ignore[valid-type]
+Scope = Literal[_SCOPES]  # type: ignore[valid-type]
+NodeType = Literal[_TYPES]  # type: ignore[valid-type]
+Status = Literal[_STATUSES]  # type: ignore[valid-type]
+Actor = Literal[_ACTORS]  # type: ignore[valid-type]
+Operation = Literal[_OPERATIONS]  # type: ignore[valid-type]
+Mode = Literal[_MODES]  # type: ignore[valid-type]
+
+
+def low(name: str):
+    """A number's lowest value in the table (Field's ge)."""
+    return VALUES[name].range[0]
+
+
+def high(name: str):
+    """A number's highest value in the table (Field's le; None: no top)."""
+    return VALUES[name].range[1]
 
 
 class Model(BaseModel):
@@ -82,13 +98,13 @@ class MemoryNode(Model):
     title: str
     content: str
     status: Status
-    confidence: float = Field(ge=0, le=1)
-    importance: float = Field(ge=0, le=1)
+    confidence: float = Field(ge=low("confidence"), le=high("confidence"))
+    importance: float = Field(ge=low("importance"), le=high("importance"))
     tags: List[str] = Field(default_factory=list)
     entities: List[str] = Field(default_factory=list)
     sourceMessageIds: List[str] = Field(default_factory=list)
     explicit: bool = False
-    actor: Actor = "user"
+    actor: Actor = VALUES["actor"].default
     createdAt: str
     updatedAt: str
     expiresAt: Optional[str] = None
@@ -105,8 +121,10 @@ class NodeDraft(Model):
     title: Optional[str] = None
     content: Optional[str] = None
     status: Optional[Status] = None
-    confidence: Optional[float] = Field(default=None, ge=0, le=1)
-    importance: Optional[float] = Field(default=None, ge=0, le=1)
+    confidence: Optional[float] = Field(default=None, ge=low("confidence"),
+                                        le=high("confidence"))
+    importance: Optional[float] = Field(default=None, ge=low("importance"),
+                                        le=high("importance"))
     tags: Optional[List[str]] = None
     entities: Optional[List[str]] = None
     sourceMessageIds: Optional[List[str]] = None
@@ -134,7 +152,7 @@ class MemoryQuery(Model):
     sessionId: Optional[str] = Field(
         default=None, description="Whose session memory to see; defaults to the caller's session.")
     scopes: Optional[List[Scope]] = Field(
-        default=None, description="Only these scopes (session, workspace, user, global).")
+        default=None, description=describe(VALUES["scope"], "only these scopes"))
     domain: Optional[str] = Field(default=None, description="e.g. 生活技能 or engineering.")
     categoryPathPrefix: Optional[List[str]] = Field(
         default=None, description='e.g. ["生活技能", "做饭"].')
@@ -150,7 +168,8 @@ class MemoryQuery(Model):
     includeExpired: bool = Field(default=False, description="Also expired memories.")
     includeSuperseded: bool = Field(default=False,
                                     description="Also older, superseded versions.")
-    limit: int = Field(default=20, ge=1, le=1000, description="At most this many.")
+    limit: int = Field(default=VALUES["limit"].default, ge=low("limit"), le=high("limit"),
+                       description=describe(VALUES["limit"], bounds=False))
 
 
 class MemorySelector(Model):
@@ -196,7 +215,7 @@ class MemoryExtraction(Model):
 
 class ProposeUpdate(Model):
     """memory_propose_update input."""
-    operation: Literal[OPERATIONS] = Field(description="What to do.")  # type: ignore[valid-type]
+    operation: Operation = Field(description=describe(VALUES["operation"], bounds=False))
     targetId: Optional[str] = Field(
         default=None, description="The memory to update, supersede, expire or delete.")
     node: NodeDraft = Field(
@@ -230,8 +249,7 @@ class ForgetRequest(Model):
     type: Optional[NodeType] = Field(default=None, description="Only this type.")
     key: Optional[str] = Field(default=None, description="Only this controlled key.")
     valueJson: Any = Field(default=None, description="Only this value of the key.")
-    mode: Literal["soft", "hard"] = Field(
-        default="soft", description="soft (default) or hard (erase for good).")
+    mode: Mode = Field(default=VALUES["mode"].default, description=describe(VALUES["mode"]))
     reason: str = Field(description="Why, in a few words.")
 
 
@@ -244,7 +262,7 @@ class ForgetCandidate(Model):
 
 class ForgetResult(Model):
     deletedIds: List[str]
-    mode: Literal["soft", "hard"]
+    mode: Mode
     requiresConfirmation: Optional[bool] = None
     reason: Optional[str] = None
     candidates: List[ForgetCandidate] = Field(default_factory=list)

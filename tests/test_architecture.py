@@ -262,3 +262,187 @@ def test_each_command_runs_a_function_that_imports_its_action():
         assert imported.names[0].name == command.run.__name__, name  # one name for both
         module = importlib.import_module(f"ekko_mem.{imported.module}")
         assert callable(getattr(module, command.run.__name__)), name
+
+
+# -- the layer table and "The rules" in ARCHITECTURE.md -----------------------------------------
+
+def _rules_text() -> str:
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    return text[text.index("### The rules"):text.index("## How a command reaches the SQL")]
+
+
+def test_every_rule_names_the_test_that_checks_it():
+    rules = [r for r in _rules_text().split("\n- ")[1:]]
+    assert len(rules) >= 12
+    here = set(globals())
+    for rule in rules:
+        named = re.findall(r"`(test_\w+)`", rule) + re.findall(r"`tests/(test_\w+)\.py`", rule)
+        assert named, rule[:60]
+        for name in named:
+            assert name in here or (PACKAGE.parent / "tests" / f"{name}.py").exists(), name
+
+
+def _top_modules(path: Path) -> set[str]:
+    """The package's modules `path` imports, named as the layer table names them: `store`,
+    `policy.sensitive`, `values`... (a module of its own layer is left out)."""
+    own = path.relative_to(PACKAGE).parts[0]
+    found = set()
+    for name in _imports(path):
+        parts = name.split(".")
+        if parts[0] != "ekko_mem" or len(parts) == 1 or parts[1] == own:
+            continue
+        if parts[1] == "policy" and len(parts) > 2 and parts[2][:1].islower():
+            found.add(f"policy.{parts[2]}")
+        elif (PACKAGE / parts[1]).is_dir() or (PACKAGE / f"{parts[1]}.py").exists():
+            found.add(parts[1])
+    return found
+
+
+def _row(layer: str) -> set[str]:
+    """What the layer table's "may import" cell names for `layer`."""
+    text = (PACKAGE.parent / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    line = next(line for line in text.splitlines() if line.startswith(f"| `{layer}/` |"))
+    return set(re.findall(r"`([a-z_.]+)`", line.rsplit("|", 2)[1]))
+
+
+def _layer_imports(layer: str) -> dict[str, set[str]]:
+    return {str(p.relative_to(PACKAGE)): _top_modules(p) for p in (PACKAGE / layer).rglob("*.py")}
+
+
+def _beyond_its_row(layer: str) -> dict[str, list[str]]:
+    """Each module of `layer` that imports a module its row does not name, with those."""
+    allowed = _row(layer)
+    wider = {path: sorted(m for m in names if m not in allowed
+                          and m.split(".")[0] not in allowed)
+             for path, names in _layer_imports(layer).items()}
+    return {path: names for path, names in wider.items() if names}
+
+
+def test_render_imports_only_what_its_row_names():
+    assert _row("render") == {"results", "policy.printable", "policy.localtime",
+                              "policy.sensitive", "models", "errors"}
+    assert _beyond_its_row("render") == {}
+    # Views are told what they need (colour or not); none reads the environment itself.
+    reads = [p.name for p in (PACKAGE / "render").rglob("*.py")
+             if re.search(r"os\.environ|getenv|\bEnv\(", p.read_text(encoding="utf-8"))]
+    assert reads == []
+
+
+def test_the_service_imports_only_what_its_row_names():
+    assert {"store", "policy", "values", "env"} <= _row("service")
+    assert _beyond_its_row("service") == {}
+
+
+def test_the_store_imports_only_what_its_row_names():
+    assert _row("store") == {"errors", "tokens", "canonical"}
+    assert _beyond_its_row("store") == {}
+
+
+def test_the_pure_layers_do_no_io():
+    io = re.compile(r"\bopen\(|os\.environ|getenv|\bimport (?:sqlite3|subprocess|socket|shutil)"
+                    r"|\bfrom (?:sqlite3|subprocess|socket|shutil|urllib)\b")
+    found = {str(p.relative_to(PACKAGE)) for layer in ("policy", "retrieval", "extract")
+             for p in (PACKAGE / layer).rglob("*.py") if io.search(p.read_text(encoding="utf-8"))}
+    assert found == {"extract/llm.py"}  # runs the configured LLM command
+
+
+# What the service still names of the store's own, to be asked for by kind: the tables of the
+# import's passes and of the prefix lookup (SqliteMemoryStore.ids_with_prefix takes a table),
+# and the chains doctor walks (store.health.LINKS, kind -> table and column).
+NAMES_TABLES = {"service/transfer.py", "service/queries.py"}
+READS_CONSTANTS = {("service/checkup.py", "ekko_mem.store.health.LINKS")}
+
+
+def test_the_service_names_no_table_and_reads_no_store_constant():
+    table = re.compile(r"\bmemory_[a-z_]+\b")
+    naming = {str(p.relative_to(PACKAGE)) for p in (PACKAGE / "service").rglob("*.py")
+              for node in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+              if isinstance(node, ast.Constant) and isinstance(node.value, str)
+              and not node.value.startswith(("memory_get", "memory_search"))
+              and table.fullmatch(node.value.strip())}
+    assert naming == NAMES_TABLES
+    constants = {(str(p.relative_to(PACKAGE)), name) for p in _modules()
+                 if p.relative_to(PACKAGE).parts[0] != "store"
+                 for name in _imports(p) if name.startswith("ekko_mem.store.")
+                 and re.fullmatch(r"[A-Z][A-Z0-9_]*", name.rsplit(".", 1)[1])}
+    assert constants == READS_CONSTANTS
+
+
+COMMAND_LAYER = ("cli.py", "app.py", "options.py", "commands.py", "actions*.py", "mcp_server.py",
+                 "mcp_tools.py")
+
+
+def test_the_command_layer_reaches_extract_and_store_through_the_service():
+    direct = {f"{p.name} imports {name}" for pattern in COMMAND_LAYER for p in PACKAGE.glob(pattern)
+              for name in _imports(p) if re.match(r"ekko_mem\.(extract|store)(\.|$)", name)}
+    assert direct == set()
+
+
+def test_values_is_pure_and_its_readers_read_it():
+    assert _top_modules(PACKAGE / "values.py") == {"errors", "policy.vocab", "policy.budget"}
+    for reader in ("options.py", "config_values.py", "models.py", "mcp_tools.py",
+                   "service/context.py", "service/queries.py", "service/drafts.py",
+                   "service/nodes.py"):
+        assert "values" in _top_modules(PACKAGE / reader), reader
+    # The vocabularies reach the readers through the table, not around it.
+    for reader in ("options.py", "config_values.py", "service/queries.py",
+                   "service/drafts.py", "service/nodes.py"):
+        assert "policy.vocab" not in _top_modules(PACKAGE / reader), reader
+
+
+def test_errors_hold_no_scanner_and_the_service_spells_no_flag():
+    assert _top_modules(PACKAGE / "errors.py") == set()
+    flag = re.compile(r"(?<![\w-])--(?:[a-z][a-z0-9-]*|\{|$)")
+    spelt = set()
+    for layer in ("service", "store", "policy", "retrieval"):
+        for path in (PACKAGE / layer).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                        and flag.search(node.value):
+                    spelt.add(str(path.relative_to(PACKAGE)))
+    # git's own flags; credentials written on a command line (--password=...)
+    assert spelt - {"service/hooks.py", "policy/sensitive.py",
+                    "policy/sensitive_patterns.py"} == set()
+
+
+HEAVY = ("pydantic", "rich", "typer", "click")
+
+
+def test_inner_layers_load_nothing_heavy_at_module_level():
+    found = []
+    for layer in INNER:
+        for path in (PACKAGE / layer).rglob("*.py"):
+            for node in ast.parse(path.read_text(encoding="utf-8")).body:
+                names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                         else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+                found += [f"{path.relative_to(PACKAGE)}: {n}" for n in names
+                          if n.split(".")[0] in HEAVY]
+    assert found == []
+
+
+def test_a_free_text_remember_loads_no_typing_pydantic_or_rich(tmp_path):
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "EKKO_HOME": str(tmp_path / "home"), "EKKO_WORKSPACE": str(tmp_path)}
+    code = "import sys; from ekko_mem.cli import main; sys.exit(main(sys.argv[1:]))"
+    subprocess.run([sys.executable, "-c", code, "init", "-q", str(tmp_path)], env=env,
+                   check=True)
+    code = ("import sys; from ekko_mem.cli import main;"
+            " assert main(['remember', '-q', '我喜欢打篮球']) == 0;"
+            " print(sorted({'typing', 'pydantic', 'rich', 'typer', 'click'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
+def test_each_renderer_is_a_function_that_imports_its_view():
+    from ekko_mem import render
+    tree = ast.parse((PACKAGE / "render" / "__init__.py").read_text(encoding="utf-8"))
+    functions = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    for kind, find in render.RENDERERS.items():
+        body = functions[find.__name__].body
+        assert len(body) == 2 and isinstance(body[0], ast.ImportFrom), kind.__name__
+        assert isinstance(body[1], ast.Return) and isinstance(body[1].value, ast.Name)
+        assert body[1].value.id == body[0].names[0].name, kind.__name__
+        assert issubclass(find(), render.Renderer), kind.__name__

@@ -458,11 +458,6 @@ def test_files_and_config_set_refuse_a_value_in_the_same_words(cli, ws, key, tex
     assert read.code == 4 and f", line 2: {said}; run 'ekko-mem config " in read.err
 
 
-def test_the_largest_budget_is_the_one_retrieval_allows():
-    from ekko_mem.retrieval.limits import MAX
-    assert SETTINGS["context.budget"].range == (0, MAX["budget"])
-
-
 @pytest.mark.parametrize(("text", "key", "value", "expected"), [
     ("", "context.budget", 5, "[context]\nbudget = 5\n"),
     ("# only a comment", "context.budget", 5, "# only a comment\n\n[context]\nbudget = 5\n"),

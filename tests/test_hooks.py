@@ -69,23 +69,23 @@ def test_commit_is_logged_with_sha_branch_paths_and_trailers(cli, repo):
     assert constraints[0]["title"] == "never push to main directly"
 
 
-def test_recording_is_idempotent_by_sha_and_amend_rebase_add_new_commits(cli, repo):
+def test_recording_is_idempotent_and_a_rewritten_commit_is_the_same_commit(cli, repo):
     commit(repo, "a.txt", "one\n\nDecision: keep it small")
     recorded(cli, 1)
     assert cli("hooks", "run", "post-commit", "--json").json()["recorded"] is False
     git(repo, "commit", "-q", "--amend", "-m", "one, amended\n\nDecision: keep it small")
-    log = recorded(cli, 2)
-    assert [m["content"] for m in log] == ["one", "one, amended"]
     git(repo, "checkout", "-q", "-b", "side", "HEAD")
     commit(repo, "b.txt", "two")
-    recorded(cli, 3)
+    recorded(cli, 2)
     git(repo, "checkout", "-q", "main")
     commit(repo, "c.txt", "three")
-    recorded(cli, 4)
+    recorded(cli, 3)
     git(repo, "checkout", "-q", "side")
     git(repo, "rebase", "-q", "main")
-    contents = [m["content"] for m in recorded(cli, 5)]
-    assert contents.count("two") == 2  # the replayed commit has a new sha
+    # whatever background record is still running, the replays are already recorded
+    cli("hooks", "run", "post-commit", "--json")
+    log = recorded(cli, 3)
+    assert sorted(m["content"] for m in log) == ["one", "three", "two"]
     shas = [m["metadata"]["sha"] for m in git_log(cli)]
     assert len(shas) == len(set(shas))
     decisions = cli("query", "--type", "decision", "--json").json()["exact"]
@@ -155,7 +155,7 @@ def test_the_hook_names_the_commit_and_its_branch_before_git_returns(cli, repo):
     hook = (repo / ".git" / "hooks" / "post-commit").read_text()
     begin = hook.index("# >>> ekko-mem post-commit >>>")
     block = hook[begin:]
-    assert "rev-parse HEAD" in block and "rev-parse --abbrev-ref HEAD" in block
+    assert "rev-parse" in block and "--abbrev-ref HEAD" in block
     run = next(line for line in block.splitlines() if "hooks run post-commit" in line)
     assert '--rev "${EKKO_MEM_SHA:-HEAD}"' in run and '--branch "$EKKO_MEM_BRANCH"' in run
     assert run.rstrip().endswith("</dev/null >/dev/null 2>&1 ) &")  # detached, no streams

@@ -75,15 +75,22 @@ REFUSED = [
     (["log", "x", "--role", "robot"], 2, "ekko-mem: unknown role 'robot'; use one of: user,"),
     (["context", "q", "-f", "xml"], 2, "ekko-mem: unknown format 'xml'; use one of: text,"),
     (["context", "q", "--counter", "bogus"], 2, "ekko-mem: unknown token counter 'bogus'"),
-    (["context", "q", "-b", "-1"], 2, "ekko-mem: --budget must be at least 0, not -1;"),
+    (["context", "q", "-b", "-1"], 2,
+     "ekko-mem: --budget must be from 0 to 1,000,000, not -1; pass --budget 1200"),
+    (["context", "q", "-b", "1000001"], 2, "ekko-mem: --budget must be from 0 to 1,000,000"),
     (["history", "-n", "0"], 2, "ekko-mem: --limit must be at least 1, not 0; pass --limit 20"),
     (["query", "--scope", "user", "--scope", "bogus"], 2, "ekko-mem: unknown scope 'bogus';"),
-    (["query", "--limit=-3"], 2, "ekko-mem: --limit must be at least 1, not -3"),
+    (["query", "--limit=-3"], 2, "ekko-mem: --limit must be from 1 to 10,000, not -3"),
+    (["query", "-n", "10001"], 2, "ekko-mem: --limit must be from 1 to 10,000, not 10001"),
     (["remember", "--confidence", "3", "--title", "t"], 2,
      "ekko-mem: --confidence must be from 0 to 1, not 3.0; pass --confidence 0.8"),
     (["remember", "--importance", "nan"], 2, "ekko-mem: --importance must be from 0 to 1"),
     (["remember", "x", "--type", "opinion"], 2, "ekko-mem: unknown type 'opinion'"),
     (["remember", "--actor", "robot"], 2, "ekko-mem: unknown actor 'robot'"),
+    # ekko-mem's own actors (a commit someone else made, a repair) are not a person's to give
+    (["remember", "x", "--actor", "system"], 2,
+     "ekko-mem: unknown actor 'system'; use one of: user, agent, extractor\n"),
+    (["remember", "x", "--actor", "import"], 2, "ekko-mem: unknown actor 'import';"),
 ]
 
 

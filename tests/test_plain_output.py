@@ -207,12 +207,30 @@ def test_every_result_type_has_a_sample_here():
 
 
 @pytest.mark.parametrize("kind", list(SAMPLES), ids=lambda k: k.__name__)
-@pytest.mark.parametrize("how", ["NO_COLOR", "--no-color", "piped"])
+@pytest.mark.parametrize("how", ["--no-color", "piped"])
 def test_no_escape_code_without_colour(terminal, monkeypatch, kind, how):
-    if how == "NO_COLOR":
-        monkeypatch.setenv("NO_COLOR", "")  # present is enough, whatever its value
     out, err = terminal(SAMPLES[kind], tty=how != "piped", no_color=how == "--no-color")
     assert "\x1b" not in out + err
+
+
+@pytest.mark.parametrize("env, tty, no_color", [
+    ({}, True, False), ({"NO_COLOR": ""}, True, True),  # present is enough, whatever its value
+    ({"TERM": "dumb"}, True, True), ({}, False, True), ({"NO_COLOR": "1"}, False, True)])
+def test_the_command_line_tells_views_what_the_environment_says(monkeypatch, env, tty,
+                                                                no_color):
+    # Views are told whether to colour; they never read the environment themselves.
+    from ekko_mem import cli
+    monkeypatch.delenv("TERM", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: tty)
+    seen = {}
+    command = COMMANDS["audit"]
+    monkeypatch.setattr(command, "run", lambda **params: seen.update(params))
+    cli.invoke(command, cli.defaults(command))
+    assert seen["no_color"] is no_color
+    cli.invoke(command, {**cli.defaults(command), "no_color": True})
+    assert seen["no_color"] is True
 
 
 def test_colour_at_a_terminal_is_only_styling(terminal):

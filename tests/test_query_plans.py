@@ -110,8 +110,8 @@ PATHS = {
     "node audit trail": lambda s: s.nodes.list_events(node_id="mem_plan00000000000003"),
     "id prefix": lambda s: s.ids_with_prefix("memory_nodes", "mem_plan0000"),
     # ranked recall (service/recall.py)
-    "recall: term counts": lambda s: s.recall.term_counts("memory_messages_fts", ["香菜", "messag"]),
-    "recall: row estimate": lambda s: s.recall.row_estimate("memory_messages"),
+    "recall: term counts": lambda s: s.recall.term_counts("message", ["香菜", "messag"]),
+    "recall: row estimate": lambda s: s.recall.row_estimate("message"),
     "recall: message hits, rare terms": lambda s: s.recall.message_hits(
         ["香菜", "messag"], {"香菜": 40, "messag": 40}),
     "recall: message hits, common terms only": lambda s: s.recall.message_hits(

@@ -69,7 +69,7 @@ def test_common_terms_only_filter_and_rare_terms_rank(service, monkeypatch):
     service.log_message("香菜 from chat", session="a")
     for i in range(5):
         service.log_message(f"香菜 again {i}", session="b")
-    counts = service.store.recall.term_counts("memory_messages_fts", ["香菜", "chat"])
+    counts = service.store.recall.term_counts("message", ["香菜", "chat"])
     assert counts["香菜"] == 4  # capped at COMMON + 1
     found = service.store.recall.message_hits(["香菜", "chat"], counts)
     assert [m["content"] for m in found] == ["香菜 from chat"]  # only the rare term ranks

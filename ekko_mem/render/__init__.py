@@ -51,6 +51,22 @@ class Renderer:
         return ""
 
 
+def masked(text):
+    """Text that may quote what was given (a refusal's reason, a warning), as it is printed:
+    errors carry what was said as it was said, and where they are shown a credential in them
+    is masked."""
+    if not isinstance(text, str) or not text:
+        return text
+    from ..policy.sensitive import mask_secrets
+    return mask_secrets(text)
+
+
+def refusals_masked(answers: list) -> list:
+    """The service's answers, each refusal's reason and hint masked (`masked`)."""
+    return [{**a, **{k: masked(a[k]) for k in ("reason", "hint") if k in a}}
+            if a.get("accepted") is False else a for a in answers]
+
+
 def written(ids, verb: str = "written as") -> str:
     """`verb` and the ids, the first three and how many more: "" for none."""
     ids = list(ids)

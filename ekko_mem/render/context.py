@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from . import Renderer
+from . import Renderer, machine, masked
 
 
 class ContextView(Renderer):
@@ -19,6 +19,13 @@ class ContextView(Renderer):
             from .human import note
             for warning in warnings:
                 note(f"ekko-mem: warning: {warning}", quiet=self.quiet)
+
+    def json(self, result) -> None:
+        data, seen = result.data, result.data["diagnostics"]
+        if seen["warnings"]:  # a warning may quote a setting's value: masked, as on stderr
+            data = {**data, "diagnostics": {**seen, "warnings": list(map(masked,
+                                                                          seen["warnings"]))}}
+        machine.emit_json(data)
 
     def human(self, result) -> None:
         if result.data["text"]:

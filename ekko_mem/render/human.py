@@ -59,14 +59,14 @@ def tsv(rows: list[list[str]], heading: str | None = None) -> None:
 def grid(title: str, columns: list[str], rows: list[list[str]], *,
          no_color: bool = False) -> None:
     """A rich table; a cell may hold several lines. Narrow columns keep their width, wide ones
-    wrap between words; a blank line parts the rows when any of them takes several lines."""
+    wrap between words; a blank line parts the rows when any of them takes several lines.
+    Colour unless `no_color`, which the command line sets from the flag and the environment
+    (NO_COLOR, TERM=dumb)."""
     from rich import box
     from rich.cells import cell_len
     from rich.table import Table
     from rich.text import Text
-
-    from ..env import Env
-    console = _console(not no_color and Env().color())
+    console = _console(not no_color)
     cells = [[printable(str(c)) for c in row] for row in rows]
     layout = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                  pad_edge=False, padding=(0, 1, 0, 0))
@@ -105,9 +105,11 @@ def lines(text_lines: Iterable[str]) -> None:
 
 
 def note(message: str, *, quiet: bool = False) -> None:
-    """A diagnostic for people: stderr, so stdout stays data."""
+    """A diagnostic for people: stderr, so stdout stays data. It may quote what was given (a
+    warning, a refusal): a credential in it is masked."""
     if not quiet:
-        sys.stderr.write(printable(message) + "\n")
+        from . import masked
+        sys.stderr.write(printable(masked(message)) + "\n")
 
 
 def short(text: str, width: int = 60) -> str:

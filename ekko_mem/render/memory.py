@@ -1,7 +1,7 @@
 """Renderers of structured memory: writes, forget, query, audit, undo, show, expire."""
 from __future__ import annotations
 
-from . import Renderer, human, machine, written
+from . import Renderer, human, machine, refusals_masked, written
 from .nodes import node_cells, node_rows, print_show
 
 
@@ -20,7 +20,7 @@ class WritesView(Renderer):
                        if (a.get("accepted") or a.get("deletedIds")) and a.get("nodeId"))
 
     def json(self, result) -> None:
-        machine.emit_jsonl(result.answers)
+        machine.emit_jsonl(refusals_masked(result.answers))
 
     def human(self, result) -> None:
         if self.quiet:
@@ -43,12 +43,13 @@ class RehearsedView(Renderer):
     """A dry run of `remember`: each would-be write in a few lines; stdout stays the plan."""
 
     def json(self, result) -> None:
-        machine.emit_jsonl(result.answers)
+        machine.emit_jsonl(refusals_masked(result.answers))
 
     def human(self, result) -> None:
         if self.quiet:
             return
-        human.lines([line for plan in result.answers for line in _plan_lines(plan)])
+        human.lines([line for plan in refusals_masked(result.answers)
+                     for line in _plan_lines(plan)])
         human.note("dry run: nothing was written")
 
 

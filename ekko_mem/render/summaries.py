@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from . import Renderer, human, machine, written
+from . import Renderer, human, machine, refusals_masked, written
 
 
 class SummaryChainView(Renderer):
@@ -32,7 +32,11 @@ class PromptView(Renderer):
 
 
 class _Outcome(Renderer):
-    """A summary or an extraction: when the LLM failed, the queued job is worth a warning."""
+    """A summary or an extraction: when the LLM failed, the queued job is worth a warning.
+    A refusal among its answers is printed masked (render.masked)."""
+
+    def json(self, result) -> None:
+        machine.emit_json(_masked_outcome(result.data))
 
     def diagnose(self, result) -> None:
         if result.data.get("queued"):
@@ -83,9 +87,19 @@ def stored(data: dict) -> list[str]:
     return [a["nodeId"] for a in data.get("results", []) if a.get("accepted") and a.get("nodeId")]
 
 
+def _masked_outcome(data: dict) -> dict:
+    """The outcome with the refusals among its answers masked: its own (an extraction) and
+    those of the extraction that came with a summary."""
+    out = {**data, "results": refusals_masked(data["results"])} if "results" in data else data
+    inner = data.get("extraction")
+    if isinstance(inner, dict) and "results" in inner:
+        out = {**out, "extraction": _masked_outcome(inner)}
+    return out
+
+
 def extraction_lines(data: dict) -> list[str]:
     lines = []
-    for answer in data.get("results", []):
+    for answer in refusals_masked(data.get("results", [])):
         if answer.get("accepted"):
             lines.append(f"  {answer['operation']} {answer['nodeId']} ({answer['scope']})")
         elif answer.get("operation") != "ignored":

@@ -5,8 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..tokens import cjk_tokens, is_cjk, runs, stem
-from .limits import MAX_TERMS, QUESTION_CHARS
 from .timewords import read_window
+
+QUESTION_CHARS = 4_000   # a longer question is read up to here: past it, it only costs time
+MAX_TERMS = 64           # informative terms looked up per question
 
 # Words that carry no topic. Chosen from grammar (pronouns, auxiliaries, question words,
 # particles), never from any one conversation's wording.

@@ -292,6 +292,15 @@ class MemoryService:
     def apply_answer(self, answer: dict, *, session: str | None = None) -> dict:
         return self.summaries.apply_answer(answer, session=session)
 
+    def import_llm_log(self, path: str | None = None, *, since: str | None = None,
+                       confirm: bool = False, allow_erased: bool = False,
+                       progress: Progress | None = None) -> dict:
+        return self.messages.import_llm_log(path, since=since, confirm=confirm,
+                                            allow_erased=allow_erased, progress=progress)
+
+    def read_answer(self, text: str, *, extraction: bool = False) -> dict:
+        return self.summaries.read_answer(text, extraction=extraction)
+
     def summary_chain(self, *, session: str | None = None) -> list[dict]:
         return self.summaries.summary_chain(session=session)
 

@@ -36,22 +36,18 @@ class Context(UseCase):
                       strict: bool = False, with_input: bool = False,
                       markdown: bool = False, record: bool = True) -> dict:
         from ..policy.budget import get_counter
+        from ..values import check
+        budget, counter = check("budget", budget), check("counter", counter)
         warnings: list[str] = []
         config = self.stores.config_or_defaults(warnings, strict)
         budget = config.get("context.budget") if budget is None else budget
-        if budget < 0:
-            from ..errors import UsageError
-            raise UsageError(f"budget must be 0 or more tokens, not {budget}",
-                             "ask for 1200 tokens, say")
-        from ..retrieval.limits import check_limit
-        check_limit("budget", budget)
         counter_name = counter or config.get("context.counter")
         count = get_counter(counter_name)
         sid = self.session(session)
         text = (text or "").strip()
         stores, status = self.stores.for_context(warnings, strict)
-        gathered = self._gather(stores, sid, text, warnings,
-                                max(3, min(8, int(config.get("context.recent")))), budget)
+        gathered = self._gather(stores, sid, text, warnings, config.get("context.recent"),
+                                budget)
         if stores and warnings and status == "ok":
             status = "degraded"
         from ..policy.packing import pack_context

@@ -8,7 +8,7 @@ from ..errors import NeedsConfirmation, Rejected, Step
 from ..ids import new_id
 from ..policy import scope as scope_policy
 from ..policy.schema import Schema
-from ..policy.vocab import SCOPES, STATUSES, TYPES, choose
+from ..values import READ_CONFIDENCE, STATED_CONFIDENCE, USUAL_IMPORTANCE, check
 from .stores import UseCase
 
 TITLE_MAX = 120  # characters of a title cut from the content, "…" included
@@ -22,19 +22,6 @@ def _clean_list(values, field: str) -> list[str]:
     if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
         raise Rejected(f"{field} must be a list of strings", f"fix {field}")
     return list(dict.fromkeys(v.strip() for v in values if v and v.strip()))
-
-
-def _unit(value, field: str, default: float) -> float:
-    if value is None:
-        return default
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise Rejected(f"{field} must be a number from 0 to 1, not {value!r}",
-                       f"pass --{field} 0.8") from None
-    if not 0 <= number <= 1:
-        raise Rejected(f"{field} must be from 0 to 1, not {number}", f"pass --{field} 0.8")
-    return number
 
 
 class Drafts(UseCase):
@@ -96,7 +83,7 @@ class Drafts(UseCase):
                            f"a node takes: {', '.join(sorted(allowed))}")
         from ..policy.nul import refuse_nul
         refuse_nul(draft, "memory")
-        scope = choose("scope", draft["scope"], SCOPES) if draft.get("scope") else None
+        scope = check("scope", draft.get("scope") or None)
         if draft.get("status") not in (None, "active"):
             raise Rejected("a new node is always active", "drop status, or use forget")
         path = draft.get("categoryPath")
@@ -108,8 +95,8 @@ class Drafts(UseCase):
             path = home[1]
         domain = (draft.get("domain") or (path[0] if path else "general")).strip()
         path = path or [domain]
-        kind = choose("type", draft.get("type") or (home[2] if home else None)
-                      or self._type_for_key(draft.get("key"), domain, path) or "fact", TYPES)
+        kind = check("type", draft.get("type") or (home[2] if home else None)
+                     or self._type_for_key(draft.get("key"), domain, path) or "fact")
         title = (draft.get("title") or "").strip()
         content = (draft.get("content") or "").strip()
         if not title and not content and draft.get("key") is not None:
@@ -131,9 +118,9 @@ class Drafts(UseCase):
         node = {
             "id": new_id("node"), "scope": scope, "domain": domain, "categoryPath": path,
             "type": kind, "title": title, "content": content or title, "status": "active",
-            "confidence": _unit(draft.get("confidence"), "confidence",
-                                0.95 if actor == "user" else 0.7),
-            "importance": _unit(draft.get("importance"), "importance", 0.7),
+            "confidence": _or(check("confidence", draft.get("confidence")),
+                              STATED_CONFIDENCE if actor == "user" else READ_CONFIDENCE),
+            "importance": _or(check("importance", draft.get("importance")), USUAL_IMPORTANCE),
             "tags": _clean_list(draft.get("tags"), "tags"),
             "entities": _clean_list(draft.get("entities"), "entities"),
             "sourceMessageIds": _clean_list(draft.get("sourceMessageIds"), "sourceMessageIds"),
@@ -301,8 +288,12 @@ class Drafts(UseCase):
     @staticmethod
     def check_choice(kind: str, value: str | None) -> str | None:
         """A scope, type or status in its canonical spelling (None stays None)."""
-        table = {"scope": SCOPES, "type": TYPES, "status": STATUSES}[kind]
-        return None if value is None else choose(kind, value, table)
+        assert kind in ("scope", "type", "status"), kind
+        return check(kind, value)
+
+
+def _or(given, default):
+    return default if given is None else given
 
 
 def title_from(content: str) -> str:

@@ -2,13 +2,19 @@
 
 The hook fails open (a missing or failing ekko-mem never blocks a commit), chains with a hook
 that is already there instead of replacing it, and marks its lines so uninstall removes only
-what it added. Recording is keyed by commit sha, since `git rebase` re-runs post-commit for
-every replayed commit.
+what it added.
 
 A commit does not wait for its record: the hook reads the commit's sha and branch while git
-waits (two `git rev-parse`, a few ms), then records them in a detached background process, so
-a later checkout cannot change what is recorded. Everything else (subject, paths, trailers)
-is read from the sha, which does not change.
+waits (one `git rev-parse`), then records them in a detached background process, so a later
+checkout cannot change what is recorded. Everything else (subject, paths, trailers) is read
+from the sha, which does not change.
+
+A commit is recorded once, however often amend, rebase or cherry-pick make it again under a
+new sha. What a commit replays is known only while git is at it (the rebase's `done` list,
+CHERRY_PICK_HEAD, the reflog's last line), so the hook reads it before going to the
+background and appends `OLD NEW` to `.ekko/rewritten-commits`. A record takes the commits
+that file joins to its own as one, and decides under the write lock, in whatever order the
+records run: when one of them is recorded, this one is not.
 
 Trailers are read in English and Chinese (`Decision:`, `决定：`). Git takes only ASCII keys
 with an ASCII colon as trailers, so the last paragraph of the message is also read here: when
@@ -27,6 +33,7 @@ import os
 import re
 import sys
 
+from ..env import DIR_NAME
 from ..errors import Rejected, StoreUnavailable
 from .stores import Stores, UseCase
 
@@ -43,6 +50,9 @@ TRAILERS = {"decision": "decision", "决定": "decision", "决策": "decision",
             "todo": "open", "to-do": "open", "待办": "open", "done": "done", "完成": "done"}
 _TRAILER_LINE = re.compile(r"([\w-]+)[ \t]*[:：][ \t]*(.*)")
 OTHERS_CONFIDENCE = 0.6  # what another person's trailer says: below the user's own 0.95
+REWRITTEN = "rewritten-commits"  # in .ekko: "OLD NEW" a line, appended by the hook
+ROTATE_BYTES = 64 * 1024  # then the file becomes REWRITTEN.1; the last two are read
+_SHA = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def _git(args: list[str], cwd) -> str:
@@ -62,17 +72,46 @@ def _block(binary: str, workspace: str, flags: dict) -> str:
     """The hook's lines. `flags` spells the `hooks run` options rev and branch (the command
     line owns their spelling)."""
     from shlex import quote
+    rewritten = quote(os.path.join(workspace, DIR_NAME, REWRITTEN))
     # Absolute paths baked in: hooks run with the committer's PATH and, in linked worktrees,
-    # from a folder that has no .ekko of its own. The record runs in a subshell that ignores
-    # hang-ups and Ctrl-C and holds none of git's streams, so git returns at once and
-    # closing the terminal does not kill it; a failure stays silent (fails open).
+    # from a folder that has no .ekko of its own. Nothing here may fail a hook under `set -e`.
+    # What the commit replays is read before the subshell, while the rebase or cherry-pick is
+    # still at it. The subshell ignores hang-ups and Ctrl-C and holds none of git's streams,
+    # so git returns at once and closing the terminal does not kill it; a failure stays
+    # silent (fails open).
     return "\n".join([
         BEGIN,
         f"EKKO_MEM_BIN={quote(binary)}",
         '[ -x "$EKKO_MEM_BIN" ] || EKKO_MEM_BIN=$(command -v ekko-mem 2>/dev/null)',
         'if [ -n "$EKKO_MEM_BIN" ]; then',
-        "  EKKO_MEM_SHA=$(git rev-parse HEAD 2>/dev/null)",
-        "  EKKO_MEM_BRANCH=$(git rev-parse --abbrev-ref HEAD 2>/dev/null)",
+        "  { read -r EKKO_MEM_GIT; read -r EKKO_MEM_SHA; read -r EKKO_MEM_BRANCH; }"
+        " <<EKKO_MEM_REV || :",
+        "$(git rev-parse --git-dir HEAD --abbrev-ref HEAD 2>/dev/null)",
+        "EKKO_MEM_REV",
+        # The reflog's last line, if it is this commit's: "OLD NEW who when<TAB>action: ..."
+        "  EKKO_MEM_LAST=$(tail -n 1 \"$EKKO_MEM_GIT/logs/HEAD\" 2>/dev/null) || EKKO_MEM_LAST=",
+        "  EKKO_MEM_DID=${GIT_REFLOG_ACTION:-} EKKO_MEM_FROM=",
+        '  case $EKKO_MEM_LAST in ?*" $EKKO_MEM_SHA "*) EKKO_MEM_DID=${EKKO_MEM_LAST#*"\t"} ;;'
+        " esac",
+        "  case $EKKO_MEM_DID in",
+        '    "commit (amend)"*) EKKO_MEM_FROM=${EKKO_MEM_LAST%% *} ;;',
+        "    commit*) ;;",  # a commit of its own, even in the middle of a rebase
+        '    *) if [ -f "$EKKO_MEM_GIT/rebase-merge/done" ]; then',
+        # "pick SHA subject", "fixup -C SHA subject": the commit replayed is the last done
+        '         EKKO_MEM_FROM=$(tail -n 1 "$EKKO_MEM_GIT/rebase-merge/done" 2>/dev/null)'
+        " || EKKO_MEM_FROM=",
+        "         EKKO_MEM_FROM=${EKKO_MEM_FROM#* }",
+        '         case $EKKO_MEM_FROM in -?" "*) EKKO_MEM_FROM=${EKKO_MEM_FROM#* } ;; esac',
+        "         EKKO_MEM_FROM=${EKKO_MEM_FROM%% *}",
+        '       elif [ -f "$EKKO_MEM_GIT/CHERRY_PICK_HEAD" ]; then',
+        '         read -r EKKO_MEM_FROM <"$EKKO_MEM_GIT/CHERRY_PICK_HEAD" || :',
+        "       fi ;;",
+        "  esac",
+        '  case $EKKO_MEM_FROM in *[!0-9a-f]*|"$EKKO_MEM_SHA") EKKO_MEM_FROM= ;; esac',
+        '  if [ -n "$EKKO_MEM_FROM" ]; then',
+        f'    {{ printf \'%s %s\\n\' "$EKKO_MEM_FROM" "$EKKO_MEM_SHA" >>{rewritten}; }}'
+        " 2>/dev/null || :",
+        "  fi",
         "  ( trap '' HUP INT QUIT",
         f'    EKKO_WORKSPACE={quote(workspace)} exec "$EKKO_MEM_BIN" hooks run post-commit'
         f' {flags["rev"]} "${{EKKO_MEM_SHA:-HEAD}}"'
@@ -142,6 +181,9 @@ class Hooks(UseCase):
         head, _, rest = text.partition(BEGIN)
         _, _, tail = rest.partition(END)
         remaining = (head.rstrip("\n") + "\n" + tail.lstrip("\n")).strip("\n")
+        for name in (self._rewrites_path(), self._rewrites_path() + ".1"):
+            if os.path.exists(name):  # the hook's own file
+                os.remove(name)
         if remaining.strip() in ("", "#!/bin/sh"):
             os.remove(path)
             return {"hook": path, "removed": True, "deletedFile": True}
@@ -150,9 +192,10 @@ class Hooks(UseCase):
         return {"hook": path, "removed": True, "deletedFile": False}
 
     def record_commit(self, rev: str = "HEAD", branch: str | None = None) -> dict:
-        """Log a commit as a tool message in the hooks session, once per sha, with the
-        memories its trailers state. `branch` is the branch it was made on (default: the one
-        checked out now)."""
+        """Log a commit as a tool message in the hooks session, with the memories its
+        trailers state: once for it and the commits `.ekko/rewritten-commits` joins to it
+        (its amends, rebases and cherry-picks). `branch` is the branch it was made on
+        (default: the one checked out now)."""
         root = self.stores.root
         sha = _git(["rev-parse", rev], root).strip()
         session = self.config.get("hooks.session")
@@ -167,30 +210,97 @@ class Hooks(UseCase):
             branch = _git(["rev-parse", "--abbrev-ref", "HEAD"], root).strip()
         paths = _git(["diff-tree", "--no-commit-id", "--name-only", "-r", "--root", sha],
                      root).split()
-        trailers = []
-        if self.config.get("hooks.trailers"):
-            body, _, parsed = _git(["log", "-1", "--format=%B%x00%(trailers:only,unfold)", sha],
-                                   root).partition("\0")
-            trailers = commit_trailers(body, parsed)
+        trailers = self._trailers(sha) if self.config.get("hooks.trailers") else []
         # The message and its memories are committed together: a reader never sees the
         # commit recorded without them, and a record that fails is retried whole.
         with self.store.db.atomic():
-            if self.store.messages.find_commit_message(session, sha):
-                return {"sha": sha, "recorded": False, "reason": "already recorded"}
+            # Read under the write lock: whatever was recorded before it was taken, the
+            # rewrite that joins it to this commit was written to the file before that.
+            rewrites = self._rewrites()
+            for other in _reached(rewrites, sha):
+                held = self.store.messages.find_commit_message(session, other)
+                if held:
+                    return self._recorded_as(sha, other, held, rewrites, trailers, someone)
             meta = {"source": "git", "sha": sha, "branch": branch, "paths": paths[:200]}
             if someone:
                 meta["author"] = someone
             message = self.messages.log_message(subject or sha, session=session, role="tool",
                                                 meta=meta)
-            items = [_trailer_item(key, value, message["id"], sha) for key, value in trailers
-                     if key.lower() in TRAILERS and value]
-            if someone:
-                for item in items:
-                    item["reason"] += f" by {someone}, not by the repository user"
-                    item["node"]["confidence"] = OTHERS_CONFIDENCE
-            recorded = self.remembering.apply_items(
-                items, actor="import" if someone else "user") if items else []
+            recorded = self._remember(trailers, message["id"], sha, someone)
         return {"sha": sha, "recorded": True, "messageId": message["id"], "memories": recorded}
+
+    def _recorded_as(self, sha: str, other: str, message_id: str, rewrites: list,
+                     trailers: list, someone: str | None) -> dict:
+        """The answer for a commit whose version `other` is recorded: nothing more, unless
+        this is a later version that states trailers the recorded one did not."""
+        if other == sha:
+            return {"sha": sha, "recorded": False, "reason": "already recorded"}
+        recorded: list = []
+        if trailers and sha in _reached(rewrites, other, both_ways=False):
+            try:
+                before = set(self._trailers(other))
+            except Rejected:  # that commit is gone from the repository
+                before = set()
+            recorded = self._remember([t for t in trailers if t not in before], message_id,
+                                      sha, someone)
+        return {"sha": sha, "recorded": False, "messageId": message_id, "memories": recorded,
+                "reason": f"the same commit as {other[:12]}, recorded already"}
+
+    def _trailers(self, sha: str) -> list[tuple[str, str]]:
+        body, _, parsed = _git(["log", "-1", "--format=%B%x00%(trailers:only,unfold)", sha],
+                               self.stores.root).partition("\0")
+        return commit_trailers(body, parsed)
+
+    def _remember(self, trailers: list, message_id: str, sha: str,
+                  someone: str | None) -> list[dict]:
+        """The memories the trailers state, their source the message `message_id`."""
+        items = [_trailer_item(key, value, message_id, sha) for key, value in trailers
+                 if key.lower() in TRAILERS and value]
+        if someone:
+            for item in items:
+                item["reason"] += f" by {someone}, not by the repository user"
+                item["node"]["confidence"] = OTHERS_CONFIDENCE
+        return self.remembering.apply_items(
+            items, actor="import" if someone else "user") if items else []
+
+    def _rewrites_path(self) -> str:
+        return os.path.join(self.stores.root, DIR_NAME, REWRITTEN)
+
+    def _rewrites(self) -> list[tuple[str, str]]:
+        """(old, new) for each rewrite the hook wrote, oldest first; the file is rotated
+        here when it has grown (under the write lock, so by one record at a time)."""
+        path = self._rewrites_path()
+        pairs = []
+        for name in (path + ".1", path):
+            try:
+                with open(name, encoding="ascii", errors="replace") as lines:
+                    pairs += [(w[0], w[1]) for w in map(str.split, lines)
+                              if len(w) == 2 and all(_SHA.fullmatch(x) for x in w)]
+            except OSError:  # none yet
+                continue
+        try:
+            if os.path.getsize(path) > ROTATE_BYTES:
+                os.replace(path, path + ".1")
+        except OSError:
+            pass
+        return pairs
+
+
+def _reached(rewrites: list, sha: str, both_ways: bool = True) -> list[str]:
+    """`sha` and the commits its rewrites made (with `both_ways`, also those it was made
+    from, and theirs), nearest first."""
+    near: dict[str, set[str]] = {}
+    for old, new in rewrites:
+        near.setdefault(old, set()).add(new)
+        if both_ways:
+            near.setdefault(new, set()).add(old)
+    found, seen = [sha], {sha}
+    for commit in found:
+        for other in sorted(near.get(commit, ())):
+            if other not in seen:
+                seen.add(other)
+                found.append(other)
+    return found
 
 
 def _user_email(root) -> str | None:

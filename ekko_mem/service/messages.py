@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from ..errors import NotFound, Rejected, Step
-from ..ids import new_id
+from ..ids import PREFIXES, new_id
 from ..policy.records import normalise_message, parse_meta_pairs
 from .stores import UseCase
 
@@ -30,6 +30,26 @@ def _chunks(items, size: int):
 def _already_exists(ids: set[str]) -> Rejected:
     return Rejected(f"message id {sorted(ids)[0]} already exists",
                     "drop the id field to get a new one; nothing was written")
+
+
+def derived_id(key: str, created_at: str | None) -> str:
+    """A message id that the same record of another log always gets: its time (ms) as
+    `new_id` writes it, then 40 bits of a digest of its key in that log."""
+    import hashlib
+
+    from ..env import parse_time
+    millis = int(parse_time(created_at).timestamp() * 1000) if created_at else 0
+    digest = int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:5], "big")
+    return f"{PREFIXES['message']}_{_base32(millis, 10)}{_base32(digest, 8)}"
+
+
+def _base32(number: int, width: int) -> str:
+    alphabet = "0123456789abcdefghjkmnpqrstvwxyz"  # ids.py's: Crockford, lower case
+    chars = []
+    for _ in range(width):
+        number, rest = divmod(number, 32)
+        chars.append(alphabet[rest])
+    return "".join(reversed(chars))
 
 
 def _written(index):
@@ -72,22 +92,30 @@ class Messages(UseCase):
         writes them in one transaction. One bad line still rejects all. With semantic recall
         on, their vectors are made after that commit (`progress(done, total)` after each
         batch). Yields the messages written, once committed."""
+        return self._log(self._objects(lines), session=session, confirm=confirm,
+                         progress=progress)
+
+    def _log(self, objects, *, session: str | None, confirm: bool,
+             progress: Progress | None, none_is_fine: bool = False) -> Iterator[dict]:
+        """log_lines of (number, raw message, where) triples; `where` starts the words of a
+        refusal. With `none_is_fine`, no messages at all writes nothing and is no error."""
         from ..store.transfer import ImportIndex
         from .semantic import vectors_after
         index = ImportIndex()
         try:
-            self._check_lines(index, lines, session, confirm)
-            with vectors_after({"workspace": self.store}, progress):
-                self._write_staged(index)
+            if self._check_lines(index, objects, session, confirm, none_is_fine):
+                with vectors_after({"workspace": self.store}, progress):
+                    self._write_staged(index)
         except BaseException:
             index.close()
             raise
         return _written(index)
 
-    def _check_lines(self, index, lines, session: str | None, confirm: bool) -> None:
-        """Every line read and checked, the messages staged in `index`. Refused as `log`
-        always refused a batch: a line that is not JSON first, then the first line (in
-        order) whose fields are wrong or whose id came before, then an id the log holds,
+    def _check_lines(self, index, objects, session: str | None, confirm: bool,
+                     none_is_fine: bool = False) -> int:
+        """Every line read and checked, the messages staged in `index`; how many. Refused
+        as `log` always refused a batch: a line that is not JSON first, then the first line
+        (in order) whose fields are wrong or whose id came before, then an id the log holds,
         then a parent that is nowhere."""
         now, default = self.env.now_iso(), self.session(session)
         limit = self.config.get("limits.message")
@@ -95,21 +123,22 @@ class Messages(UseCase):
         held: set[str] = set()       # given ids the log already holds
         parents: set[str] = set()    # parents named that the log did not hold
         count = 0
-        for chunk in _chunks(self._objects(lines), CHUNK):  # not JSON: refused at once
+        for chunk in _chunks(objects, CHUNK):  # not JSON: refused at once
             if problem is not None:
                 continue
             staged: list[tuple[int, dict]] = []
-            for number, raw in chunk:
+            wheres = {number: where for number, _, where in chunk}
+            for number, raw, where in chunk:
                 try:
-                    staged.append((number, self._prepare(raw, f"line {number}: ", default,
-                                                         now, limit, confirm)))
+                    staged.append((number, self._prepare(raw, where, default, now, limit,
+                                                         confirm)))
                 except Rejected as exc:
                     problem = exc
                     break
             repeat = index.add([("message", m["id"], n, False) for n, m in staged])
             if repeat is not None:
                 repeated = next(m["id"] for n, m in staged if n == repeat[0])
-                problem = Rejected(f"line {repeat[0]}: id {repeated} appears twice",
+                problem = Rejected(f"{wheres[repeat[0]]}id {repeated} appears twice",
                                    "ids must be unique")
             if problem is not None:
                 continue
@@ -120,12 +149,13 @@ class Messages(UseCase):
             count += len(staged)
         if problem is not None:
             raise problem
-        if not count:
+        if not count and not none_is_fine:
             raise Rejected("no messages in the JSON lines input", "give one message per line")
         if held:
             raise _already_exists(held)
         # A parent may name a message anywhere in the input.
         self._parents_exist(parents - index.messages_among(sorted(parents)))
+        return count
 
     def _write_staged(self, index) -> None:
         """The staged messages written in one transaction. Another process may have written
@@ -143,14 +173,68 @@ class Messages(UseCase):
                 store.messages.append_messages(messages)
 
     def _objects(self, lines):
-        """(line number, object) for each non-blank line; a line over limits.line, from a
-        file read a line at a time, comes as its size (transfer_files.TooLong)."""
+        """(line number, object, where) for each non-blank line; a line over limits.line,
+        from a file read a line at a time, comes as its size (transfer_files.TooLong)."""
         from .transfer_files import line_object
         cap = self.config.get("limits.line")
         for number, line in enumerate(lines, start=1):
             value = line_object(number, line, cap, "written")
             if value is not None:
-                yield number, value
+                yield number, value, f"line {number}: "
+
+    # -- llm's log -----------------------------------------------------------------------------
+    def import_llm_log(self, path: str | None = None, *, since: str | None = None,
+                       confirm: bool = False, allow_erased: bool = False,
+                       progress: Progress | None = None) -> dict:
+        """The conversations `llm` logged (its logs.db at `path`, else where llm keeps it),
+        logged here as `log` logs JSON lines: each conversation a session, each prompt and
+        reply a message at its own time, the model in its metadata. Each message's id is
+        made from its place in llm's log, so what this log holds already is skipped (a
+        second import adds nothing), and so is what was erased here, unless `allow_erased`.
+        `since` (a time as a message search reads one) leaves older responses unread. The
+        log is read a batch at a time; all is written, or nothing."""
+        from ..store.llm_logs import LlmLog
+        start = self._since(since) if since else None
+        found = {"held": 0, "erased": 0}
+        with LlmLog(self._llm_log_path(path)) as log:
+            fresh = self._fresh(log.messages(since=start), found, allow_erased)
+            written = sum(1 for _ in self._log(fresh, session=None, confirm=confirm,
+                                               progress=progress, none_is_fine=True))
+        report: dict = {"imported": {"message": written, "summary": 0, "node": 0, "event": 0},
+                        "skipped": found["held"]}
+        if found["erased"]:
+            report["erased"] = found["erased"]
+        return report
+
+    def _since(self, text: str):
+        from ..policy.timeexpr import parse_since
+        return parse_since(text, self.env.now())
+
+    def _llm_log_path(self, path: str | None) -> str:
+        import os
+
+        from ..store.llm_logs import default_logs_path
+        if not path:
+            return str(default_logs_path(self.env.environ))
+        return os.path.normpath(os.path.join(self.env.cwd, os.path.expanduser(path)))
+
+    def _fresh(self, records, found: dict, allow_erased: bool):
+        """(number, record, where) for each record whose id the log holds not, nor a
+        tombstone (unless `allow_erased`); `found` counts those left out."""
+        from ..store.llm_logs import source_key
+        for chunk in _chunks(enumerate(records, start=1), CHUNK):
+            for _, record in chunk:
+                record["id"] = derived_id(source_key(record), record.get("createdAt"))
+            ids = [record["id"] for _, record in chunk]
+            held = self.store.messages.message_ids_exist(ids)
+            erased = set() if allow_erased else self.store.erasure.erased(ids) - held
+            found["held"] += len(held)
+            found["erased"] += len(erased)
+            for number, record in chunk:
+                if record["id"] not in held and record["id"] not in erased:
+                    meta = record["metadata"]
+                    yield number, record, (f"llm response {meta['llmResponseId']}"
+                                           f" ({record['role']}): ")
 
     def _prepare(self, raw: dict, where: str, default: str, now: str, limit: int,
                  confirm: bool) -> dict:

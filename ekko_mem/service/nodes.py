@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..errors import NeedsConfirmation, NotFound, Rejected, Step, refusal
 from ..policy.reasons import explain
-from ..policy.vocab import ACTORS, OPERATIONS, choose
+from ..values import check
 from .stores import Stores, UseCase
 
 TYPE_CHECKING = False  # `typing` itself is not loaded at run time
@@ -46,8 +46,7 @@ class Nodes(UseCase):
         content, key or value (`_restated`).
         """
         try:
-            operation = choose("operation", operation, OPERATIONS)
-            actor = choose("actor", actor, ACTORS)
+            operation, actor = check("operation", operation or ""), check("actor", actor or "")
             if operation == "create":
                 return self._create(dict(node or {}), reason, actor, confirm, session,
                                     replace)

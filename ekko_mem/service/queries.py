@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..errors import NotFound, Rejected, Step, UsageError
 from ..policy import conflict
-from ..policy.vocab import SCOPES, TYPES, choose
+from ..values import VALUES, check
 from .stores import Stores, UseCase
 
 TYPE_CHECKING = False  # `typing` itself is not loaded at run time
@@ -66,9 +66,9 @@ class Queries(UseCase):
             if not query.terms:
                 break
             try:
-                counts = store.recall.term_counts("memory_nodes_fts", query.terms)
+                counts = store.recall.term_counts("node", query.terms)
                 hits = store.recall.node_hits(query.terms, counts, base, limit=pool)
-                total += store.recall.row_estimate("memory_nodes")
+                total += store.recall.row_estimate("node")
             except EkkoError:
                 continue  # as recall does: a db that cannot be searched adds nothing
             for term, count in counts.items():
@@ -99,8 +99,7 @@ class Queries(UseCase):
         """Earlier messages of every session ranked for `text`, as `context` ranks them; when
         those leave room under `limit`, the messages sharing fewer or weaker terms follow,
         marked weak."""
-        from ..retrieval.limits import check_limit
-        check_limit("limit", limit)
+        limit = check("limit", limit)
         since_iso = self._since(since) if since else None
         stores = self.stores.existing()
         found = self.recall.recall(stores, text or "", kinds=("message",), session=session,
@@ -137,12 +136,12 @@ class Queries(UseCase):
         total = 0
         for name, store in stores:
             try:
-                counts = store.recall.term_counts("memory_messages_fts", query.terms)
+                counts = store.recall.term_counts("message", query.terms)
                 for terms in reads:
                     for msg in store.recall.message_hits(terms, counts, limit=size,
                                                          session=session, since=since):
                         pool.setdefault(msg["id"], _message(msg, name))
-                total += store.recall.row_estimate("memory_messages")
+                total += store.recall.row_estimate("message")
             except EkkoError:
                 continue  # as recall does: a db that cannot be searched adds nothing
             for term, count in counts.items():
@@ -210,20 +209,14 @@ class Queries(UseCase):
                            f"a MemoryQuery has: {', '.join(sorted(_QUERY_FIELDS))}")
         q = {k: v for k, v in query.items() if v is not None and v != []}
         if "scopes" in q:
-            q["scopes"] = [choose("scope", s, SCOPES) for s in q["scopes"]]
+            q["scopes"] = [check("scope", s) for s in q["scopes"]]
         if "types" in q:
-            q["types"] = [choose("type", t, TYPES) for t in q["types"]]
+            q["types"] = [check("type", t) for t in q["types"]]
         if isinstance(q.get("categoryPathPrefix"), str):
             q["categoryPathPrefix"] = [p for p in q["categoryPathPrefix"].split("/") if p]
         if "key" in q:
             q["key"] = self.drafts.schema_key(q["key"])
-        limit = q.get("limit", 20)
-        if not isinstance(limit, int) or limit < 1:
-            raise Rejected(f"limit must be a whole number of at least 1, not {limit!r}",
-                           "ask for 20, say")
-        from ..retrieval.limits import check_limit
-        check_limit("limit", limit)
-        q["limit"] = limit
+        q["limit"] = check("limit", q.get("limit", VALUES["limit"].default))
         return q
 
     # -- lookups by id ------------------------------------------------------------------------

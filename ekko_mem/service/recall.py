@@ -81,8 +81,8 @@ class Recall(UseCase):
                  size, retired=None) -> int:
         """Add this db's candidates to `pool` and its term counts to `df`; its row count."""
         from ..retrieval import Candidate
-        counts = store.recall.term_counts("memory_messages_fts", query.terms) if query.terms else {}
-        node_counts = store.recall.term_counts("memory_nodes_fts", query.terms) \
+        counts = store.recall.term_counts("message", query.terms) if query.terms else {}
+        node_counts = store.recall.term_counts("node", query.terms) \
             if query.terms and "node" in kinds else {}
         for term in query.terms:
             df[term] = df.get(term, 0) + counts.get(term, 0) + node_counts.get(term, 0)
@@ -104,8 +104,8 @@ class Recall(UseCase):
                 pool.setdefault(summary["id"], Candidate(
                     "summary", summary["id"], _summary_text(summary), summary["createdAt"],
                     summary, origin=name))
-        return store.recall.row_estimate("memory_messages") + (
-            store.recall.row_estimate("memory_nodes") if "node" in kinds else 0)
+        return store.recall.row_estimate("message") + (
+            store.recall.row_estimate("node") if "node" in kinds else 0)
 
     def _partners(self, stores, ranked, skip, since) -> dict:
         """The lines that come along with each message hit, by hit id, in the order they are
@@ -233,24 +233,14 @@ def _message(msg: dict, origin: str):
 
 
 def _node_candidate(node: dict, origin: str):
+    """A node as a ranked candidate: its parts weighted as its full-text index weighs them
+    (the store says how), its text those parts on lines of their own."""
     from ..retrieval import Candidate
-    return Candidate("node", node["id"], _node_text(node), node["updatedAt"], node,
-                     weight=0.8 + 0.4 * node["confidence"], origin=origin,
-                     fields=_node_fields(node))
-
-
-def _node_text(node: dict) -> str:
-    parts = [node["title"], node["content"], " ".join(node.get("tags") or []),
-             " ".join(node.get("entities") or [])]
-    return "\n".join(p for p in parts if p)
-
-
-def _node_fields(node: dict) -> tuple:
-    """The node's parts with the weights its full-text index gives them."""
-    from ..store.nodes import FTS_WEIGHTS
-    parts = (node["title"], node["content"], " ".join(node.get("tags") or []),
-             " ".join(node.get("entities") or []))
-    return tuple((text, weight) for text, weight in zip(parts, FTS_WEIGHTS) if text)
+    from ..store.nodes import weighted_fields
+    fields = weighted_fields(node)
+    return Candidate("node", node["id"], "\n".join(text for text, _ in fields),
+                     node["updatedAt"], node, weight=0.8 + 0.4 * node["confidence"],
+                     origin=origin, fields=fields)
 
 
 def _summary_text(summary: dict) -> str:

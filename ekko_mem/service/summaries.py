@@ -281,6 +281,20 @@ class Summaries(UseCase):
         return extraction_prompt(store.summaries.get_latest_summary(sid), messages,
                                  MemoryExtraction.model_json_schema())
 
+    def read_answer(self, text: str, *, extraction: bool = False) -> dict:
+        """The JSON object in an answer to a prompt, made by any tool (code fences and prose
+        around it are fine); an extraction's must hold its "nodes" list."""
+        from ..extract.llm import LLMFailure, parse_json_answer
+        try:
+            answer = parse_json_answer(text)
+        except LLMFailure as exc:
+            raise Rejected(str(exc), "give the JSON answer of an LLM (code fences are fine)"
+                           ) from None
+        if extraction and "nodes" not in answer:
+            raise Rejected('an extraction needs a "nodes" list', "for the shape it must have",
+                           step=Step(command="schema", target="extraction"))
+        return answer
+
     def apply_answer(self, answer: dict, *, session: str | None = None) -> dict:
         """An answer to a prompt: a summary or an extraction produced by any tool, validated
         first."""

@@ -34,6 +34,14 @@ def _category_range(prefix: list[str]) -> tuple[str, str]:
     return text, text + "0"
 
 
+def weighted_fields(node: dict) -> tuple:
+    """(text, weight) for each part of `node` its full-text index holds, with the weight the
+    index ranks it by, so that scoring outside the store weighs the parts as the index does."""
+    parts = (node["title"], node["content"], " ".join(node.get("tags") or []),
+             " ".join(node.get("entities") or []))
+    return tuple((text, weight) for text, weight in zip(parts, FTS_WEIGHTS) if text)
+
+
 def node_filters(f: dict) -> tuple[list[str], list]:
     """WHERE clauses for an exact node query. Every value is a parameter."""
     where: list[str] = []

@@ -18,6 +18,8 @@ _M_COLS = ", ".join("m." + c.strip() for c in codec.MESSAGE_COLUMNS.split(","))
 
 
 RANK_ROWS = 1_000  # at most this many rows are scored by bm25 for one question
+# What the service asks recall about, by kind; the tables are the store's to name.
+_TABLES = {"message": "memory_messages", "node": "memory_nodes"}
 WINDOW_NODES = 10  # nodes read per window of time after a message (sources_of)
 # A JSON array of [low, high] id windows, bound as the statement's first parameter, as rows.
 _WINDOWS = ("(select json_extract(value, '$[0]') as low, json_extract(value, '$[1]') as high"
@@ -38,14 +40,16 @@ def _rankable(rare: list[str], counts: dict[str, int]) -> list[str]:
 
 
 class RecallStore(Part):
-    def term_counts(self, table: str, terms: list[str]) -> dict[str, int]:
-        """Rows of `table` holding each index token, counted up to search.COMMON + 1."""
+    def term_counts(self, kind: str, terms: list[str]) -> dict[str, int]:
+        """Messages or nodes (`kind`) holding each index token, counted up to
+        search.COMMON + 1."""
+        table = _TABLES[kind] + "_fts"
         return {t: search.matches_capped(self.db, table, fts.match_term(t)) for t in terms}
 
-    def row_estimate(self, table: str) -> int:
-        """About how many rows `table` has, in constant time (rowids only grow)."""
-        if table not in ("memory_messages", "memory_nodes"):
-            raise ValueError(table)
+    def row_estimate(self, kind: str) -> int:
+        """About how many messages or nodes (`kind`) there are, in constant time (rowids
+        only grow)."""
+        table = _TABLES[kind]  # a fixed name, never a caller's text
         return self.db.one(f"select coalesce(max(rowid), 0) from {table}")[0]
 
     def message_hits(self, terms: list[str], counts: dict[str, int], *, limit: int = 100,
