@@ -5,7 +5,6 @@ same whether tokens are estimated or counted exactly by a real tokenizer.
 """
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Callable
 
 from ..errors import UsageError
@@ -21,8 +20,8 @@ _WORD_BACKOFF = 40
 
 # Ideographs, kana, hangul, CJK punctuation and full-width forms: real tokenizers spend
 # roughly one token (often more) on each of these, unlike Latin letters. (first, last) code
-# points, in order. Read by a bisection rather than a regex character class: compiling a class
-# this wide walks every code point in it, a cost every process paid before its first count.
+# points, in order. Read by comparing with each range rather than by a regex character class:
+# compiling a class this wide walks every code point in it, a cost every process paid.
 _WIDE_RANGES = (
     (0x1100, 0x11FF),    # Hangul Jamo
     (0x2E80, 0x2FDF),    # CJK and Kangxi radicals
@@ -40,13 +39,18 @@ _WIDE_RANGES = (
     (0x1AFF0, 0x1B16F),  # kana extensions and supplement
     (0x20000, 0x3134F),  # Extensions B-G and compatibility supplement
 )
-_FIRSTS = tuple(first for first, _ in _WIDE_RANGES)
 
 
 def _is_cjk(char: str) -> bool:
     point = ord(char)
-    at = bisect_right(_FIRSTS, point) - 1
-    return at >= 0 and point <= _WIDE_RANGES[at][1]
+    if 0x4E00 <= point <= 0x9FFF:  # the common ideographs first: most wide text is these
+        return True
+    for first, last in _WIDE_RANGES:
+        if point < first:
+            return False
+        if point <= last:
+            return True
+    return False
 
 
 def estimate_tokens(text: str) -> int:
