@@ -346,11 +346,9 @@ def test_the_pure_layers_do_no_io():
     assert found == {"extract/llm.py"}  # runs the configured LLM command
 
 
-# What the service still names of the store's own, to be asked for by kind: the tables of the
-# import's passes and of the prefix lookup (SqliteMemoryStore.ids_with_prefix takes a table),
-# and the chains doctor walks (store.health.LINKS, kind -> table and column).
-NAMES_TABLES = {"service/transfer.py", "service/queries.py"}
-READS_CONSTANTS = {("service/checkup.py", "ekko_mem.store.health.LINKS")}
+# The service asks the store by kind; it names none of the store's tables or constants.
+NAMES_TABLES: set[str] = set()
+READS_CONSTANTS: set[tuple[str, str]] = set()
 
 
 def test_the_service_names_no_table_and_reads_no_store_constant():

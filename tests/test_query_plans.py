@@ -108,7 +108,7 @@ PATHS = {
         "s1", "msg_plan00000000000004", 50),
     "latest summary": lambda s: s.summaries.get_latest_summary("s1"),
     "node audit trail": lambda s: s.nodes.list_events(node_id="mem_plan00000000000003"),
-    "id prefix": lambda s: s.ids_with_prefix("memory_nodes", "mem_plan0000"),
+    "id prefix": lambda s: s.ids_with_prefix("node", "mem_plan0000"),
     # ranked recall (service/recall.py)
     "recall: term counts": lambda s: s.recall.term_counts("message", ["香菜", "messag"]),
     "recall: row estimate": lambda s: s.recall.row_estimate("message"),

@@ -291,9 +291,9 @@ class Checkup(UseCase):
 
     # -- links that loop, which every walk along them would follow for ever -------------------
     def _check_cycles(self, db: Db) -> dict:
-        from ..store.health import LINKS, LinkCycles
+        from ..store.health import LinkCycles
         links = LinkCycles(db.opened.db)
-        found = {kind: loops for kind in LINKS if (loops := links.cycles(kind))}
+        found = {kind: loops for kind in links.kinds if (loops := links.cycles(kind))}
         if not found:
             return check(db.name, "cycles", True,
                          "no version, summary or message links back to itself")
@@ -305,10 +305,9 @@ class Checkup(UseCase):
 
     def _break_cycles(self, store, links) -> str:
         """Clear the link that closed each loop (found again under the write lock)."""
-        from ..store.health import LINKS
         done = []
         with store.db.atomic():
-            for kind in LINKS:
+            for kind in links.kinds:
                 for loop in links.cycles(kind):
                     first, target = _closing_link(store, kind, loop)
                     done.append(first)

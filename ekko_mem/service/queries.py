@@ -233,15 +233,12 @@ class Queries(UseCase):
     def resolve_id(self, prefix: str,
                    kinds: tuple[str, ...] = ("node", "message", "summary", "event")) -> str:
         """The one id that starts with `prefix`, as git resolves short commit ids."""
-        tables = {"node": "memory_nodes", "message": "memory_messages",
-                  "summary": "memory_summaries", "event": "memory_audit_events",
-                  "context": "memory_context_runs"}
         matches: list[str] = []
         for name, store in self.stores.existing():
             for kind in kinds:
                 if name == "user" and kind in ("message", "summary", "context"):
                     continue
-                matches += store.ids_with_prefix(tables[kind], prefix)
+                matches += store.ids_with_prefix(kind, prefix)
         matches = sorted(set(matches))
         if not matches:
             raise NotFound(f"no memory record with id {prefix!r}",

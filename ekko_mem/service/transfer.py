@@ -43,8 +43,6 @@ if TYPE_CHECKING:
 FORMAT = "ekko-mem-export"
 VERSION = 1
 KINDS = ("message", "summary", "node", "event")
-TABLES = {"message": "memory_messages", "summary": "memory_summaries", "node": "memory_nodes",
-          "event": "memory_audit_events"}
 BATCH = 1000  # records checked or written at a time
 
 
@@ -191,10 +189,10 @@ class Transfer(UseCase):
         if all(stores[name].transfer.data_version() == mark for name, mark in marks.items()):
             return True
         for kind, target, ids in index.fresh_ids():
-            if stores[target].transfer.existing_ids(TABLES[kind], ids):
+            if stores[target].transfer.existing_ids(kind, ids):
                 return False
         for target, kind, ids in index.held():
-            if len(stores[target].transfer.existing_ids(TABLES[kind], ids)) < len(ids):
+            if len(stores[target].transfer.existing_ids(kind, ids)) < len(ids):
                 return False
         now = self.env.now_iso()
         return not any(self._rivals(stores[target], node, now)
@@ -312,7 +310,7 @@ class Transfer(UseCase):
             dbs = list(stores.values()) if kind == "event" else \
                 [stores[target]] if target in stores else []
             present[(kind, target)] = set().union(
-                *(store.transfer.existing_ids(TABLES[kind], ids) for store in dbs))
+                *(store.transfer.existing_ids(kind, ids) for store in dbs))
         return [item for item in placed if item[2]["id"] not in present[(item[1], item[4])]]
 
     # -- the write policy, applied to every record the import would add -------------------------
@@ -431,7 +429,7 @@ class Transfer(UseCase):
             ref = node.get(field)
             if not ref:
                 continue
-            if store is not None and store.transfer.existing_ids("memory_nodes", [ref]):
+            if store is not None and store.transfer.existing_ids("node", [ref]):
                 index.hold(target, "node", [ref])
             else:
                 index.defer_ref(number, f"node {field}", ref)
@@ -505,7 +503,7 @@ class Transfer(UseCase):
             for field in ("fromMessageId", "toMessageId"):
                 wanted.append((number, f"summary {field}", summary[field], ("workspace",)))
         logged = {name: stores[name].transfer.existing_ids(
-            "memory_messages", sorted({mid for *_, mid, places in wanted if name in places}))
+            "message", sorted({mid for *_, mid, places in wanted if name in places}))
             for name in ("workspace", "user") if name in stores}
         for number, field, mid, places in wanted:
             place = next((p for p in places if mid in logged.get(p, ())), None)
@@ -591,7 +589,7 @@ class Transfer(UseCase):
         user = stores.get("user")
         ids = [node_id for _, node_id, _, _ in batch if node_id]
         users = index.user_nodes_among(ids) | (
-            (user.transfer.existing_ids("memory_nodes", ids) if user is not None else set())
+            (user.transfer.existing_ids("node", ids) if user is not None else set())
             - index.workspace_nodes_among(ids))
         placed: dict[str, list] = {}
         for item in batch:
@@ -599,7 +597,7 @@ class Transfer(UseCase):
         # Held in either db, an event is already imported: one whose node was nowhere when it
         # first came in went to the workspace db, and its node may be in the user db now.
         event_ids = [event_id for event_id, *_ in batch]
-        present = set().union(*(s.transfer.existing_ids("memory_audit_events", event_ids)
+        present = set().union(*(s.transfer.existing_ids("event", event_ids)
                                 for s in stores.values()))
         inserted = 0
         for target, items in placed.items():

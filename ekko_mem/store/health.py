@@ -19,6 +19,8 @@ LINKS = {"supersede": ("memory_nodes", "supersedes_id", "supersedesId"),
 
 
 class LinkCycles(Part):
+    kinds = tuple(LINKS)   # the links a walk follows: what `cycles` takes
+
     def cycles(self, kind: str) -> list[list[str]]:
         """Each loop of `kind` links as its ids in link order, starting at the oldest
         member: the one whose link points at a record made no earlier, closing the loop."""

@@ -112,11 +112,12 @@ class SqliteMemoryStore:
         return found
 
     # -- ids ---------------------------------------------------------------------------------
-    def ids_with_prefix(self, table: str, prefix: str, limit: int = 5) -> list[str]:
-        """Ids starting with `prefix`, as a range so the primary key index serves it."""
-        if table not in ("memory_messages", "memory_summaries", "memory_nodes",
-                         "memory_audit_events", "memory_context_runs"):
-            raise ValueError(table)
+    def ids_with_prefix(self, kind: str, prefix: str, limit: int = 5) -> list[str]:
+        """Ids of `kind` (node, message, summary, event, context) starting with `prefix`, as a
+        range so the primary key index serves it."""
+        table = {"node": "memory_nodes", "message": "memory_messages",
+                 "summary": "memory_summaries", "event": "memory_audit_events",
+                 "context": "memory_context_runs"}[kind]
         rows = self.db.all(f"select id from {table} where id >= ? and id < ? order by id"
                            " limit ?", (prefix, prefix + "\uffff", limit))
         return [r[0] for r in rows]

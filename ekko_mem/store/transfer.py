@@ -12,7 +12,9 @@ from ..errors import EkkoError
 from . import codec, copies
 from .connection import Connection, Part, translate
 
-TABLES = ("memory_messages", "memory_summaries", "memory_nodes", "memory_audit_events")
+# a record's kind -> its table
+TABLES = {"message": "memory_messages", "summary": "memory_summaries", "node": "memory_nodes",
+          "event": "memory_audit_events"}
 FETCH = 500  # rows read at a time: an export holds a batch, never a table
 # The references a record makes to a record of its own kind, which a chain of must end:
 # each with the table and column that hold it.
@@ -175,9 +177,10 @@ class TransferStore(Part):
         row = self.db.one(f"select {column} from {table} where id = ?", (record_id,))
         return (row is not None, row[0] if row else None)
 
-    def existing_ids(self, table: str, ids: list[str]) -> set[str]:
-        if table not in TABLES:
-            raise ValueError(table)
+    def existing_ids(self, kind: str, ids: list[str]) -> set[str]:
+        """Which of `ids` this db holds, among the records of `kind` (message, summary,
+        node, event)."""
+        table = TABLES[kind]
         found: set[str] = set()
         for start in range(0, len(ids), FETCH):
             chunk = ids[start:start + FETCH]
