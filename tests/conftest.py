@@ -397,3 +397,15 @@ def shown(capsys):
         captured = capsys.readouterr()
         return captured.out, captured.err
     return run
+
+
+@pytest.fixture
+def logs(tmp_path, monkeypatch) -> Path:
+    """An empty logs.db as `llm` makes one, with llm's folder in the test's (the llm tests)."""
+    sqlite_utils = pytest.importorskip("sqlite_utils")
+    migrations = pytest.importorskip("llm.migrations")
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-user"))
+    path = tmp_path / "logs.db"
+    with sqlite_utils.Database(path) as db:
+        migrations.migrate(db)
+    return path

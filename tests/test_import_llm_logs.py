@@ -19,26 +19,14 @@ sqlite_utils = pytest.importorskip("sqlite_utils")
 KEY = "sk-abcdefghijklmnopqrstuvwxyz123456"
 
 
-@pytest.fixture
-def logs(tmp_path, monkeypatch) -> Path:
-    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-user"))
-    path = tmp_path / "logs.db"
-    from llm.migrations import migrate
-    with sqlite_utils.Database(path) as db:
-        migrate(db)
-    return path
+from test_llm_logs import ask as _logged, set_time  # noqa: E402
 
 
 def ask(path: Path, prompt: str, conversation=None, when: str | None = None):
-    asker = conversation or llm.get_model("echo")
-    response = asker.prompt(prompt)
-    response.text()
-    with sqlite_utils.Database(path) as db:
-        response.log_to_db(db)
+    """One echo response logged by llm, at `when` if given."""
+    response = _logged(path, prompt, conversation)
     if when is not None:
-        with sqlite3.connect(path) as db:
-            db.execute("update turns set datetime_utc = ? where id = ?", [when, response.id])
-        db.close()
+        set_time(path, response.id, when)
     return response
 
 

@@ -21,17 +21,6 @@ from ekko_mem.errors import NotFound, Rejected, UsageError  # noqa: E402
 from ekko_mem.store.llm_logs import LlmLog, default_logs_path, source_key  # noqa: E402
 
 
-@pytest.fixture
-def logs(tmp_path, monkeypatch) -> Path:
-    """An empty logs.db as llm makes one, with llm's folder in the test's."""
-    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-user"))
-    path = tmp_path / "logs.db"
-    from llm.migrations import migrate
-    with sqlite_utils.Database(path) as db:
-        migrate(db)
-    return path
-
-
 def ask(path: Path, prompt: str, conversation=None, **kwargs):
     """One echo response, logged as llm logs it."""
     asker = conversation or llm.get_model("echo")
