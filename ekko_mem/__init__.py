@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> type[MemoryService]:
     # Every command imports this package; importing the service here would cost each one,
-    # `--version` and help included, some 2 ms (ARCHITECTURE.md, Start-up).
+    # `--version` and help included (ARCHITECTURE.md, Start-up).
     if name == "MemoryService":
         from .service import MemoryService
         return MemoryService

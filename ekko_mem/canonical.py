@@ -12,7 +12,7 @@ def _slow(value) -> str:
 
 def _encoder():
     """json.dumps builds a new encoder at every call that passes options, which was most of
-    the cost of a write's half-dozen small lists (9 µs where 1.5 µs do). The C encoder is
+    the cost of a write's half-dozen small lists. The C encoder is
     made once; a Python whose json module lacks it, or whose encoder does not answer the
     probe exactly as json.dumps does, keeps json.dumps."""
     try:

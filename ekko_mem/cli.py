@@ -1,12 +1,12 @@
 """Entry point: error translation in one place, and a fast path for the hot commands.
 
 `log` runs in git hooks, `context` before every model call, and the reads (`show`, `audit`,
-`history`, ...) at a prompt, so they are parsed here without importing Typer (150 ms and
-more), from the same option table (options.py) the Typer app is generated from. Help read
-through a pipe or with NO_COLOR is written from that table too (helptext.py). Anything the fast
-parser does not know (clustered short flags, `--`, a malformed value) goes to the full Typer
-app, which then gives the usage error; both parsers end in `dispatch`, which checks choices
-and ranges and runs the action.
+`history`, ...) at a prompt, so they are parsed here without importing Typer (which costs
+more than the command), from the same option table (options.py) the Typer app is generated
+from. Help read through a pipe or with NO_COLOR is written from that table too (helptext.py).
+Anything the fast parser does not know (clustered short flags, `--`, a malformed value) goes
+to the full Typer app, which then gives the usage error; both parsers end in `dispatch`,
+which checks choices and ranges and runs the action.
 """
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ import os
 import sys
 
 # A command lives for a fraction of a second; the cyclic collector's passes over what its
-# imports build (some fifteen, 7 ms of a free-text `remember` measured in-process) free next
-# to nothing. Long commands (import, mcp) still collect, every 100,000 allocations. Set
+# imports build free next to nothing, at a cost a free-text `remember` feels (bench/README.md).
+# Long commands (import, mcp) still collect, every 100,000 allocations. Set
 # before the imports below, the largest.
 gc.set_threshold(100_000)
 
@@ -327,7 +327,7 @@ def _silence_stdout() -> None:
 def entry() -> None:
     code = main()
     # All is written and every db closed (tests hold main to that). What is left is the
-    # interpreter freeing each module and object one by one: ~10 ms of a 100 ms command,
+    # interpreter freeing each module and object one by one: a tenth of a short command,
     # in a git hook or before every model call. The process gives its memory back at once.
     from contextlib import suppress
     for stream in (sys.stdout, sys.stderr):

@@ -78,8 +78,8 @@ class Engine:
 def _one_thread(lib) -> None:
     """Run the engine on one thread unless OMP_NUM_THREADS says otherwise. Its threads meet
     at a barrier after every step, spinning while they wait: on a machine with other work
-    one short text took 120-270 ms on two threads against 12-25 ms on one, and a bulk write
-    was no faster on two."""
+    one short text took ten times longer on two threads than on one, and a bulk write was
+    no faster on two (bench/README.md)."""
     import os
     if "OMP_NUM_THREADS" in os.environ:
         return

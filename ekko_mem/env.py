@@ -1,7 +1,7 @@
 """The outside world in one place: paths, workspace discovery, the clock, the terminal.
 
-Paths are plain strings: pathlib (with the urllib and ipaddress it imports) costs about 2 ms
-of start-up, and `ekko-mem log` runs in git hooks.
+Paths are plain strings: pathlib (with the urllib and ipaddress it imports) costs start-up
+time, and `ekko-mem log` runs in git hooks.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The design's types as pydantic v2 models, with the design's camelCase JSON names.
 
-Inside ekko-mem records travel as plain dicts of exactly this shape (pydantic costs ~55 ms to
-import, more than a whole `ekko-mem log`); these models validate what comes from outside
+Inside ekko-mem records travel as plain dicts of exactly this shape (importing pydantic costs
+more than a whole `ekko-mem log`); these models validate what comes from outside
 (LLM answers, imports, agent tool calls), define the JSON Schemas that `ekko-mem schema`
 prints, and a contract test checks that what the store returns validates against them.
 """

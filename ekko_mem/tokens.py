@@ -11,14 +11,14 @@ token; trigram needs three characters), so text is rewritten before it reaches F
 Pure and cheap: this runs for every message logged and for each field of every memory
 written, so characters are looked at in C, not one by one in Python: ASCII text through
 str.translate and split; other text through small regular expressions, each compiled the
-first time a text needs it (~0.1-0.4 ms, never for ASCII), with its CJK check on UTF-8 bytes
+first time a text needs it (never for ASCII), with its CJK check on UTF-8 bytes
 and its bigrams cut from one string instead of built one by one. Changing what it produces
 needs a migration that re-indexes (see store/migrations.py, m005).
 """
 from __future__ import annotations
 
 # CJK is a set of code point ranges, compared directly here and as UTF-8 bytes below: a
-# regular expression spelling the ranges out costs ~5 ms to compile (re enumerates each
+# regular expression spelling the ranges out is slow to compile (re enumerates each
 # code point of a class), at every start-up or on the first Chinese text of each process.
 
 
@@ -156,7 +156,7 @@ def cjk_tokens(run: str) -> list[str]:
 # shortcut only while cjk_tokens is this one.
 _CJK_TOKENS = cjk_tokens
 # Below this many letters and digits, building the few bigrams one by one is cheaper than
-# laying out the string they are cut from (measured: ~2.5 µs of fixed cost).
+# laying out the string they are cut from (that has a fixed cost; bench/README.md).
 _CUT_FROM = 16
 
 
@@ -206,7 +206,7 @@ def _cut_index_text(found: list[str], joined: str) -> str:
 
 
 # "utf-16" is a codec Python has built in (native byte order, after a byte order mark); one
-# with the order in its name imports a module on first use (~0.3 ms).
+# with the order in its name imports a module on first use.
 _SPACE_UTF16 = " ".encode("utf-16")[2:]
 
 

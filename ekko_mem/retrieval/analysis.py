@@ -28,8 +28,8 @@ STOP_CHARS = frozenset("的了吗呢吧啊呀么是我你他她它们这那哪�
 
 
 class Query:
-    """A question as retrieval reads it. (A plain class: dataclasses imports inspect, ~15 ms
-    of start-up before every model call.)"""
+    """A question as retrieval reads it. (A plain class: dataclasses imports inspect, a
+    start-up cost before every model call.)"""
     __slots__ = ("text", "terms", "window", "precise", "yearless")
 
     def __init__(self, text: str, terms: list[str] | None = None,

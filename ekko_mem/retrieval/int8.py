@@ -1,10 +1,10 @@
 """Semantic search's int8 arithmetic in plain Python: the products and the ranking of
 `retrieval.fusion.nearest` and `by_signs`, without numpy.
 
-Importing numpy costs a process 55-180 ms here; comparing a question with stored vectors
-this way costs about 2.4 µs a vector (a third of that on PARTIAL_DIMS dimensions, 0.5-1 µs
-by sign bits), so up to some tens of thousands of vectors a search is cheaper without it
-(service/semantic.py chooses). Pure: no I/O.
+Importing numpy costs a process more than comparing a question with some tens of thousands
+of stored vectors this way (fewer dimensions, or sign bits, cost less still), so up to there
+a search is cheaper without it (service/semantic.py chooses; figures in bench/README.md).
+Pure: no I/O.
 
 The products are taken a dimension at a time over every row together: column i of the codes
 (every row's i-th byte, one strided slice), each code offset to 0..255 and spread one to a

@@ -31,9 +31,9 @@ _compiled: dict[int, re.Pattern] = {}  # a pattern is compiled only when its tri
 
 
 def _rules() -> list:
-    """(trigger substrings, pattern source, reader). A pattern is tried, and compiled (about
-    0.3 ms each, which would add up before every model call), only when the lower-cased
-    question holds one of its triggers."""
+    """(trigger substrings, pattern source, reader). A pattern is tried, and compiled (which
+    would add up before every model call), only when the lower-cased question holds one of
+    its triggers."""
     global _table
     if _table is None:
         month = "|".join(sorted(_MONTHS, key=len, reverse=True))

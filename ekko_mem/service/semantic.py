@@ -16,8 +16,8 @@ EXACT_MAX = 20_000  # vectors of one kind compared one by one; past this, sign b
 PREFILTER = 512     # rows a first, coarser pass keeps for the exact comparison
 PLAIN_EXACT = 4_096  # in plain Python, past this many vectors of a kind the question's
                      # largest dimensions pick PREFILTER rows first (int8.prefilter)
-PLAIN_MAX = 25_000  # plain Python's work on one question, in vectors compared in full (about
-                    # 60 ms here): past it, importing numpy costs less
+PLAIN_MAX = 25_000  # plain Python's work on one question, in vectors compared in full: past
+                    # it, importing numpy costs less (bench/README.md)
 BATCH = 64          # rows embedded per transaction by `index`: an interrupted run keeps
                     # every finished batch, and the next run starts after it
 
@@ -147,10 +147,11 @@ def _records(kind, name, store, ids, pool, node_filter, session, since, text) ->
 def vectors_after(stores: dict, progress=None):
     """The rows a bulk write puts in `stores` (name: store) get their vectors after the
     block, BATCH rows a transaction, instead of inside its transaction: embedding takes
-    ~10-40 ms a row, and a write lock held that long makes every other writer (a `log` from
-    a git hook) give up after the busy timeout. A run cut short keeps its rows and its
-    finished batches; `ekko-mem index` does the rest. `progress(done, total)` after each
-    batch. A store added to `stores` inside the block is held once `hold` is called."""
+    far longer than writing a row, and a write lock held that long makes every other
+    writer (a `log` from a git hook) give up after the busy timeout. A run cut short keeps
+    its rows and its finished batches; `ekko-mem index` does the rest. `progress(done,
+    total)` after each batch. A store added to `stores` inside the block is held once
+    `hold` is called."""
     for store in stores.values():
         hold(store)
     try:

@@ -512,6 +512,6 @@ class ImportIndex:
 
 
 def _digest(value) -> bytes:
-    import hashlib  # only an import needs it; loading OpenSSL costs every process ~5 ms
+    import hashlib  # only an import needs it; loading OpenSSL would cost every process
     return hashlib.blake2b(codec.dumps(value).encode("utf-8", "surrogatepass"),
                            digest_size=16).digest()
