@@ -6,7 +6,7 @@ _ekko_mem() {
     for ((i = 1; i < COMP_CWORD; i++)); do
         word=${COMP_WORDS[i]}
         case "$cmdpath:$word" in
-            :hooks|:init|:log|:history|:migrate|:remember|:query|:forget|:audit|audit:undo|:show|:edit|:expire|:context|:explain|:schema|:summarize|:extract|:export|:import|hooks:install|hooks:uninstall|hooks:run|:index|:doctor|:config|config:get|config:set|config:unset|:mcp) cmdpath=${cmdpath:+$cmdpath }$word ;;
+            :hooks|:init|:log|:history|:migrate|:remember|:query|:forget|:audit|audit:undo|:show|:graph|:edit|:expire|:context|:explain|:schema|:summarize|:extract|:export|:import|hooks:install|hooks:uninstall|hooks:run|:index|:doctor|:config|config:get|config:set|config:unset|:mcp) cmdpath=${cmdpath:+$cmdpath }$word ;;
         esac
     done
     # --flag=value: bash splits it at the =
@@ -16,7 +16,7 @@ _ekko_mem() {
         'log:--session'|'log:-s'|'history:--session'|'history:-s'|'remember:--session'|'remember:-s'|'query:--session'|'query:-s'|'context:--session'|'context:-s'|'summarize:--session'|'summarize:-s'|'extract:--session'|'extract:-s'|'export:--session'|'export:-s'|'mcp:--session'|'mcp:-s') _ekko_mem_ask sessions; return 0 ;;
         'log:--role') _ekko_mem_words 'user assistant system tool'; return 0 ;;
         'log:--parent'|'remember:--source'|'forget:--source-message'|'forget:--message') _ekko_mem_ask messages; return 0 ;;
-        'log:--meta'|'log:--jsonl'|'log:--workspace'|'log:-w'|'history:--limit'|'history:-n'|'history:--workspace'|'history:-w'|'migrate:--workspace'|'migrate:-w'|'remember:--value'|'remember:--title'|'remember:--content'|'remember:--tag'|'remember:--entity'|'remember:--confidence'|'remember:--importance'|'remember:--expires'|'remember:--reason'|'remember:--actor'|'remember:--workspace'|'remember:-w'|'query:--value'|'query:--tag'|'query:--entity'|'query:--limit'|'query:-n'|'query:--since'|'query:--workspace'|'query:-w'|'forget:--value'|'forget:--reason'|'forget:--workspace'|'forget:-w'|'audit:--since'|'audit:--limit'|'audit:-n'|'audit:--workspace'|'audit:-w'|'audit undo:--reason'|'audit undo:--workspace'|'audit undo:-w'|'show:--workspace'|'show:-w'|'edit:--reason'|'edit:--workspace'|'edit:-w'|'expire:--workspace'|'expire:-w'|'context:--budget'|'context:-b'|'context:--workspace'|'context:-w'|'explain:--workspace'|'explain:-w'|'summarize:--llm-cmd'|'summarize:--apply'|'summarize:--workspace'|'summarize:-w'|'extract:--llm-cmd'|'extract:--apply'|'extract:--workspace'|'extract:-w'|'export:--output'|'export:-o'|'export:--workspace'|'export:-w'|'import:--since'|'import:--workspace'|'import:-w'|'hooks install:--workspace'|'hooks install:-w'|'hooks uninstall:--workspace'|'hooks uninstall:-w'|'hooks run:--rev'|'hooks run:--branch'|'hooks run:--workspace'|'hooks run:-w'|'index:--workspace'|'index:-w'|'doctor:--scan'|'doctor:--workspace'|'doctor:-w'|'config:--workspace'|'config:-w'|'config get:--workspace'|'config get:-w'|'config set:--workspace'|'config set:-w'|'config unset:--workspace'|'config unset:-w'|'mcp:--workspace'|'mcp:-w') COMPREPLY=(); return 0 ;;
+        'log:--meta'|'log:--jsonl'|'log:--workspace'|'log:-w'|'history:--limit'|'history:-n'|'history:--workspace'|'history:-w'|'migrate:--workspace'|'migrate:-w'|'remember:--value'|'remember:--title'|'remember:--content'|'remember:--tag'|'remember:--entity'|'remember:--confidence'|'remember:--importance'|'remember:--expires'|'remember:--reason'|'remember:--actor'|'remember:--workspace'|'remember:-w'|'query:--value'|'query:--tag'|'query:--entity'|'query:--limit'|'query:-n'|'query:--since'|'query:--workspace'|'query:-w'|'forget:--value'|'forget:--reason'|'forget:--workspace'|'forget:-w'|'audit:--since'|'audit:--limit'|'audit:-n'|'audit:--workspace'|'audit:-w'|'audit undo:--reason'|'audit undo:--workspace'|'audit undo:-w'|'show:--workspace'|'show:-w'|'graph:--depth'|'graph:--as-of'|'graph:--workspace'|'graph:-w'|'edit:--reason'|'edit:--workspace'|'edit:-w'|'expire:--workspace'|'expire:-w'|'context:--budget'|'context:-b'|'context:--workspace'|'context:-w'|'explain:--workspace'|'explain:-w'|'summarize:--llm-cmd'|'summarize:--apply'|'summarize:--workspace'|'summarize:-w'|'extract:--llm-cmd'|'extract:--apply'|'extract:--workspace'|'extract:-w'|'export:--output'|'export:-o'|'export:--workspace'|'export:-w'|'import:--since'|'import:--workspace'|'import:-w'|'hooks install:--workspace'|'hooks install:-w'|'hooks uninstall:--workspace'|'hooks uninstall:-w'|'hooks run:--rev'|'hooks run:--branch'|'hooks run:--workspace'|'hooks run:-w'|'index:--workspace'|'index:-w'|'doctor:--scan'|'doctor:--workspace'|'doctor:-w'|'config:--workspace'|'config:-w'|'config get:--workspace'|'config get:-w'|'config set:--workspace'|'config set:-w'|'config unset:--workspace'|'config unset:-w'|'mcp:--workspace'|'mcp:-w') COMPREPLY=(); return 0 ;;
         'remember:--scope'|'query:--scope'|'forget:--scope'|'export:--scope') _ekko_mem_words 'session workspace user global'; return 0 ;;
         'remember:--domain'|'query:--domain'|'forget:--domain') _ekko_mem_ask domains; return 0 ;;
         'remember:--category'|'query:--category'|'forget:--category') _ekko_mem_ask categories; return 0 ;;
@@ -42,6 +42,7 @@ _ekko_mem() {
             'audit') _ekko_mem_words '--node --since --limit -n --reveal --workspace -w --json --quiet -q --no-color -h --help' ;;
             'audit undo') _ekko_mem_words '--reason --workspace -w --json --quiet -q -h --help' ;;
             'show') _ekko_mem_words '--reveal --workspace -w --json --quiet -q --no-color -h --help' ;;
+            'graph') _ekko_mem_words '--depth --as-of --workspace -w --json --quiet -q --no-color -h --help' ;;
             'edit') _ekko_mem_words '--reason --yes -y --workspace -w --json --quiet -q -h --help' ;;
             'expire') _ekko_mem_words '--workspace -w --json --quiet -q -h --help' ;;
             'context') _ekko_mem_words '--session -s --budget -b --format -f --counter --strict --with-input --workspace -w --quiet -q --json -h --help' ;;
@@ -65,7 +66,7 @@ _ekko_mem() {
         return 0
     fi
     case "$cmdpath" in
-        '') _ekko_mem_words 'init log history migrate remember query forget show edit expire context explain schema summarize extract export import index doctor mcp audit config hooks' ;;
+        '') _ekko_mem_words 'init log history migrate remember query forget show graph edit expire context explain schema summarize extract export import index doctor mcp audit config hooks' ;;
         'hooks') _ekko_mem_words 'install uninstall run' ;;
         'forget') _ekko_mem_ask nodes ;;
         'audit') _ekko_mem_words 'undo' ;;

@@ -6,7 +6,7 @@ function __ekko_mem_path
     set -e typed[1]
     for word in $typed
         switch "$cmdpath:$word"
-            case ':hooks' ':init' ':log' ':history' ':migrate' ':remember' ':query' ':forget' ':audit' 'audit:undo' ':show' ':edit' ':expire' ':context' ':explain' ':schema' ':summarize' ':extract' ':export' ':import' 'hooks:install' 'hooks:uninstall' 'hooks:run' ':index' ':doctor' ':config' 'config:get' 'config:set' 'config:unset' ':mcp'
+            case ':hooks' ':init' ':log' ':history' ':migrate' ':remember' ':query' ':forget' ':audit' 'audit:undo' ':show' ':graph' ':edit' ':expire' ':context' ':explain' ':schema' ':summarize' ':extract' ':export' ':import' 'hooks:install' 'hooks:uninstall' 'hooks:run' ':index' ':doctor' ':config' 'config:get' 'config:set' 'config:unset' ':mcp'
                 set cmdpath (string trim -- "$cmdpath $word")
         end
     end
@@ -28,6 +28,7 @@ complete -c ekko-mem -n '__ekko_mem_at' -f -a 'remember' -d 'Remember a preferen
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'query' -d 'Find memories: exact by fields, relevant by text (best first), and what was left out.'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'forget' -d 'Forget memories: soft by default (status deleted); --hard removes them for good.'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'show' -d 'Show a record with its versions, source messages and audit trail.'
+complete -c ekko-mem -n '__ekko_mem_at' -f -a 'graph' -d 'Show a person, pet, place or thing your memories name, and how it relates.'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'edit' -d 'Edit a memory in $EDITOR (JSON); saved as an audited update or supersede.'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'expire' -d 'Mark memories past their expiresAt as expired (audited); writes do this on their own.'
 complete -c ekko-mem -n '__ekko_mem_at' -f -a 'context' -d 'Print the memory context for the next model call, within a token budget.'
@@ -171,6 +172,13 @@ complete -c ekko-mem -n '__ekko_mem_at show' -l json -d 'Machine-readable JSON o
 complete -c ekko-mem -n '__ekko_mem_at show' -l quiet -s q -d 'Print nothing but errors.'
 complete -c ekko-mem -n '__ekko_mem_at show' -l no-color -d 'No colour (also NO_COLOR).'
 complete -c ekko-mem -n '__ekko_mem_at show' -s h -l help -d 'Show this message and exit.'
+complete -c ekko-mem -n '__ekko_mem_at graph' -l depth -r -d 'Hops to follow from the entity, 1 to 2.'
+complete -c ekko-mem -n '__ekko_mem_at graph' -l as-of -r -d 'Only what held then: an ISO date or time like 2026-03-01, or today/今天.'
+complete -c ekko-mem -n '__ekko_mem_at graph' -l workspace -s w -r -d 'Workspace folder (default: EKKO_WORKSPACE, else found upward from here, as git does).'
+complete -c ekko-mem -n '__ekko_mem_at graph' -l json -d 'Machine-readable JSON on stdout.'
+complete -c ekko-mem -n '__ekko_mem_at graph' -l quiet -s q -d 'Print nothing but errors.'
+complete -c ekko-mem -n '__ekko_mem_at graph' -l no-color -d 'No colour (also NO_COLOR).'
+complete -c ekko-mem -n '__ekko_mem_at graph' -s h -l help -d 'Show this message and exit.'
 complete -c ekko-mem -n '__ekko_mem_at edit' -f
 complete -c ekko-mem -n '__ekko_mem_at edit' -f -a '(ekko-mem __complete nodes 2>/dev/null)'
 complete -c ekko-mem -n '__ekko_mem_at edit' -l reason -r -d 'Why (kept in the audit trail).'

@@ -153,6 +153,13 @@ def do_show(identifier, *, reveal=False, as_json=False, quiet=False, no_color=Fa
     emit(results.Shown(record), as_json=as_json, quiet=quiet, no_color=no_color)
 
 
+def do_graph(name, *, depth=1, as_of=None, as_json=False, quiet=False, no_color=False,
+             workspace=None):
+    with service(workspace) as svc:
+        result = svc.entity_graph(name, depth=depth, as_of=as_of)
+    emit(results.EntityGraph(result), as_json=as_json, quiet=quiet, no_color=no_color)
+
+
 def do_expire(*, as_json=False, quiet=False, workspace=None):
     with service(workspace) as svc:
         result = svc.expire_due()

@@ -57,6 +57,11 @@ def do_show(*args, **params) -> None:
     action(*args, **params)
 
 
+def do_graph(*args, **params) -> None:
+    from .actions_memory import do_graph as action
+    action(*args, **params)
+
+
 def do_edit(*args, **params) -> None:
     from .actions_memory import do_edit as action
     action(*args, **params)

@@ -322,6 +322,20 @@ COMMANDS = {c.name: c for c in (
                 metavar="ID", required=True, complete="ids"),
         options=(REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
+        "graph", commands.do_graph,
+        """Show a person, pet, place or thing your memories name, and how it relates.
+
+        Each edge has two times: when it held, as the statement said (validFrom, validTo),
+        and when it was recorded and retired (a memory replaced or forgotten).
+        Example: ekko-mem graph Anna --depth 2
+        Example: ekko-mem graph 小王 --as-of 2026-03-01 --json
+        """,
+        arg=Arg("name", "The entity's name or an alias.", metavar="NAME", required=True),
+        options=(
+            Opt("--depth", "depth", rule=VALUES["depth"]),
+            Opt("--as-of", "as_of", rule=VALUES["as_of"]),
+            WORKSPACE, JSON, QUIET, NO_COLOR)),
+    Command(
         "edit", commands.do_edit,
         """Edit a memory in $EDITOR (JSON); saved as an audited update or supersede.
 

@@ -3,7 +3,7 @@
 Each wraps the service's answer unchanged (its JSON shape is the scripting contract) plus what
 the human view needs besides. `render.emit` picks the renderer by the result's type.
 
-Not dataclasses: importing `dataclasses` pulls in `inspect` (about 15 ms of CPU) and each class
+Not dataclasses: importing `dataclasses` pulls in `inspect` and each class
 costs more to build, more than `log` and `context` spend on all of their output. `Result` gives
 the same keyword/positional constructor, equality and repr from the class's annotations.
 """
@@ -186,6 +186,12 @@ class Undone(Result):
 class Shown(Result):
     """`show`: a node, message, summary or event record with what links to it."""
     record: dict
+
+
+class EntityGraph(Result):
+    """`graph`: an entity and its edges, each with the time it held and the time it was
+    known."""
+    data: dict
 
 
 class Expired(Result):

@@ -85,6 +85,9 @@ VALUES = {v.name: v for v in (
     Value("operation", "choice", "what to do", choices=OPERATIONS),
     Value("mode", "choice", "how to forget", "soft", choices=("soft", "hard"),
           note="hard erases for good"),
+    Value("depth", "int", "hops to follow from the entity", 1, range=(1, 2)),
+    Value("as_of", "time", "only what held then",
+          shape="an ISO date or time like 2026-03-01, or today/今天"),
     Value("since", "time", "from this time on",
           shape="an ISO date or time, -2h / -3d ago, yesterday, 昨天, today, 'last week'"),
 )}

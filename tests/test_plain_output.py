@@ -43,6 +43,7 @@ def test_every_command_prints_nothing_with_quiet(cli, ws, tmp_path):
     other = cli("remember", "--type", "fact", "--title", "undo me", "--json").jsonl()[0]
     event = cli("audit", "--node", other["nodeId"], "--json").jsonl()[0]["id"]
     cli("log", "we talked about plainfixture", "-s", "c")
+    assert cli("remember", "My sister Anna is a nurse").code == 0
     backup = tmp_path / "backup.jsonl"
     assert cli("export", "-o", backup).code == 0
     (tmp_path / "elsewhere").mkdir()
@@ -58,6 +59,7 @@ def test_every_command_prints_nothing_with_quiet(cli, ws, tmp_path):
         "show": ["show", node],
         "edit": ["edit", node],
         "expire": ["expire"],
+        "graph": ["graph", "Anna"],
         "explain": ["explain", "--last"],
         "schema": ["schema", "node"],
         "summarize": ["summarize", "-s", "c"],
@@ -167,6 +169,9 @@ SAMPLES = {
     r.Shown: r.Shown({"kind": "node", "node": NODE, "chain": [NODE], "sources": [MESSAGE],
                       "events": [EVENT]}),
     r.Expired: r.Expired({"expiredIds": [MEM]}),
+    r.EntityGraph: r.EntityGraph({"entity": {"name": "Anna", "kind": "person", "aliases": []},
+                                  "scope": "workspace", "depth": 1, "asOf": None,
+                                  "edges": [], "truncated": False}),
     r.Context: r.Context({"text": "Constraints:\n- x", "diagnostics": {"warnings": ["w"]}}),
     r.Explanation: r.Explanation({"contextId": "ctx_1", "createdAt": AT, "items": [
         {"kind": "node", "id": MEM, "title": LONG, "reason": "r",

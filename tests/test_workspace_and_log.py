@@ -192,6 +192,8 @@ def test_migrate_status_and_dry_run(cli, ws):
     db.execute("drop table memory_vectors")
     db.execute("drop table memory_vector_blocks")
     db.execute("drop table memory_tombstones")
+    db.execute("drop table memory_entities")
+    db.execute("drop table memory_edges")
     db.execute("delete from memory_schema_migrations where version >= 8")
     db.execute("PRAGMA user_version = 7")
     db.commit()
@@ -202,7 +204,8 @@ def test_migrate_status_and_dry_run(cli, ws):
                               [11, "m011_index_audit_copies_by_reference"],
                               [12, "m012_mark_audit_differences"],
                               [13, "m013_create_tombstones"],
-                              [14, "m014_rank_index_holds_category"]]
+                              [14, "m014_rank_index_holds_category"],
+                              [15, "m015_create_graph"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
     assert applied["appliedNow"] == ["m008_create_vectors", "m009_slim_node_indexes",
@@ -210,7 +213,8 @@ def test_migrate_status_and_dry_run(cli, ws):
                                      "m011_index_audit_copies_by_reference",
                                      "m012_mark_audit_differences",
                                      "m013_create_tombstones",
-                                     "m014_rank_index_holds_category"]
+                                     "m014_rank_index_holds_category",
+                                     "m015_create_graph"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

@@ -162,6 +162,10 @@ def _expired() -> type[Renderer]:
     from .memory import ExpiredView
     return ExpiredView
 
+def _entity_graph() -> type[Renderer]:
+    from .graph import EntityGraphView
+    return EntityGraphView
+
 def _context() -> type[Renderer]:
     from .context import ContextView
     return ContextView
@@ -202,7 +206,8 @@ RENDERERS: dict[type[r.Result], Callable[[], type[Renderer]]] = {
     r.Logged: _logged, r.History: _history, r.Sessions: _sessions, r.MessageHits: _message_hits,
     r.Writes: _writes, r.Rehearsed: _rehearsed, r.ForgetOutcome: _forget_outcome,
     r.QueryResult: _query_result, r.AuditTrail: _audit_trail, r.Undone: _undone,
-    r.Shown: _shown, r.Expired: _expired, r.Context: _context, r.Explanation: _explanation,
+    r.Shown: _shown, r.Expired: _expired, r.EntityGraph: _entity_graph,
+    r.Context: _context, r.Explanation: _explanation,
     r.SummaryChain: _summary_chain, r.Prompt: _prompt, r.Summarized: _summarized,
     r.Extracted: _extracted, r.Jobs: _jobs, r.Retries: _retries,
 }

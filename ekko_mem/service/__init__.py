@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from .erasure import Erasure
     from .explanations import Explanations
     from .forgetting import Forgetting
+    from .graph import Graph
     from .hooks import Hooks
     from .indexer import Indexer
     from .inspection import Inspection
@@ -86,7 +87,12 @@ class MemoryService:
     def nodes(self) -> Nodes:
         from .nodes import Nodes
         return Nodes(self.stores, drafts=self.drafts, queries=self.queries,
-                     audit_log=self.audit_log)
+                     audit_log=self.audit_log, graph=self.graph)
+
+    @cached_property
+    def graph(self) -> Graph:
+        from .graph import Graph
+        return Graph(self.stores)
 
     @cached_property
     def messages(self) -> Messages:
@@ -108,13 +114,13 @@ class MemoryService:
     @cached_property
     def erasure(self) -> Erasure:
         from .erasure import Erasure
-        return Erasure(self.stores, audit_log=self.audit_log)
+        return Erasure(self.stores, audit_log=self.audit_log, graph=self.graph)
 
     @cached_property
     def forgetting(self) -> Forgetting:
         from .forgetting import Forgetting
         return Forgetting(self.stores, drafts=self.drafts, queries=self.queries,
-                          audit_log=self.audit_log, erasure=self.erasure)
+                          audit_log=self.audit_log, erasure=self.erasure, graph=self.graph)
 
     @cached_property
     def inspection(self) -> Inspection:
@@ -175,6 +181,9 @@ class MemoryService:
 
     def expire_due(self) -> dict:
         return self.nodes.expire_due()
+
+    def entity_graph(self, name: str, *, depth: int = 1, as_of: str | None = None) -> dict:
+        return self.graph.entity_graph(name, depth=depth, as_of=as_of)
 
     def remember(self, text: str | None = None, *, fields: dict | None = None,
                  supersedes: str | None = None, reason: str = "", actor: str = "user",

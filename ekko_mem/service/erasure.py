@@ -28,6 +28,7 @@ TYPE_CHECKING = False  # `typing` itself is not loaded at run time
 if TYPE_CHECKING:
     from ..store import SqliteMemoryStore
     from .audit_log import AuditLog
+    from .graph import Graph
 
 # Copies are found by id first (versions, summary ranges, context runs' used ids, audit
 # records of the node). Text is matched only when it is distinctive: a shorter text ("note",
@@ -93,9 +94,10 @@ def distinctive(texts) -> list[str]:
 
 
 class Erasure(UseCase):
-    def __init__(self, stores: Stores, *, audit_log: AuditLog) -> None:
+    def __init__(self, stores: Stores, *, audit_log: AuditLog, graph: Graph) -> None:
         super().__init__(stores)
         self.audit_log = audit_log
+        self.graph = graph
         # other workspaces' dbs, open until release()
         self._opened: dict[str, SqliteMemoryStore] = {}
 
@@ -136,6 +138,7 @@ class Erasure(UseCase):
         report["_user"] = report["_user"] or self._is_user(store)
         now = self.env.now_iso()
         store.erasure.add_tombstones({n["id"]: node_digest_text(n) for n in chain}, now)
+        self.graph.erase(store, ids)
         for node in chain:
             store.nodes.hard_delete_node(node["id"])
             store.nodes.scrub_events(node["id"])

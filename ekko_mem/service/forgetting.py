@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from .audit_log import AuditLog
     from .drafts import Drafts
     from .erasure import Erasure
+    from .graph import Graph
     from .queries import Queries
 
 ALL_STATUSES = ["active", "superseded", "expired", "deleted"]
@@ -24,12 +25,13 @@ COVER = 0.5
 
 class Forgetting(UseCase):
     def __init__(self, stores: Stores, *, drafts: Drafts, queries: Queries,
-                 audit_log: AuditLog, erasure: Erasure) -> None:
+                 audit_log: AuditLog, erasure: Erasure, graph: Graph) -> None:
         super().__init__(stores)
         self.drafts = drafts
         self.queries = queries
         self.audit_log = audit_log
         self.erasure = erasure
+        self.graph = graph
 
     def forget(self, selector: dict, *, mode: str = "soft", reason: str = "",
                confirm: bool = False, purge_sources: bool = False,
@@ -164,6 +166,7 @@ class Forgetting(UseCase):
                     if node is None or node["status"] == "deleted":
                         continue
                     store.nodes.set_status(node["id"], "deleted", now)
+                    self.graph.retire(store, [node["id"]], now)
                     after = {**node, "status": "deleted", "updatedAt": now}
                     self.audit_log.record(store, "delete", after, actor, reason or "forgotten",
                                 before=node, after=after)

@@ -10,6 +10,7 @@ TYPE_CHECKING = False  # `typing` itself is not loaded at run time
 if TYPE_CHECKING:
     from .audit_log import AuditLog
     from .drafts import Drafts
+    from .graph import Graph
     from .queries import Queries
 
 
@@ -25,11 +26,12 @@ def kin_filter(node: dict, now: str) -> dict:
 
 class Nodes(UseCase):
     def __init__(self, stores: Stores, *, drafts: Drafts, queries: Queries,
-                 audit_log: AuditLog) -> None:
+                 audit_log: AuditLog, graph: Graph) -> None:
         super().__init__(stores)
         self.drafts = drafts
         self.queries = queries
         self.audit_log = audit_log
+        self.graph = graph
 
     # -- the design's memory_propose_update ---------------------------------------------------
     def propose_update(self, operation: str, node: dict | None = None, *, reason: str = "",
@@ -121,6 +123,7 @@ class Nodes(UseCase):
         with store.db.atomic():
             old = self._still_active(store, old)
             store.nodes.set_status(old["id"], status, now)
+            self.graph.retire(store, [old["id"]], now)
             after = {**old, "status": status, "updatedAt": now}
             self.audit_log.record(store, "expire" if status == "expired" else "delete", after,
                                   actor, reason, before=old, after=after)
@@ -143,6 +146,7 @@ class Nodes(UseCase):
         node["supersedesId"] = old["id"]
         node["parentId"] = node.get("parentId") or old.get("parentId") or old["id"]
         store.nodes.set_status(old["id"], "superseded", node["createdAt"])
+        self.graph.retire(store, [old["id"]], node["createdAt"])
         store.nodes.insert_node(node)
         why = explain(reason or f"supersedes {old['id']}", node, actor)
         self.audit_log.record(store, "supersede", node, actor, why, before=old, after=node,
@@ -248,6 +252,7 @@ class Nodes(UseCase):
         swept = []
         for node in store.nodes.due_for_expiry(now):
             store.nodes.set_status(node["id"], "expired", now)
+            self.graph.retire(store, [node["id"]], now)
             after = {**node, "status": "expired", "updatedAt": now}
             self.audit_log.record(store, "expire", after, "system", "expiresAt passed", before=node,
                         after=after)

@@ -299,3 +299,35 @@ def m014_rank_index_holds_category(db) -> None:
     db.execute("create index idx_memory_nodes_rank on memory_nodes (status, type,"
                " importance desc, confidence desc, updated_at desc, category_path_text,"
                " expires_at)")
+
+
+@migration
+def m015_create_graph(db) -> None:
+    """The people, pets, places and things memories name, and how they relate. An edge keeps
+    two times: when it held (valid_from, valid_to, as the statement said them) and when this
+    db learnt and unlearnt it (recorded_at, retired_at), so a graph can be read as of a day.
+    `subject` is an entity's id, or 'user' or 'project'. The db is the scope: a workspace's
+    graph is its own, the user's is the user db's."""
+    db.execute("""create table memory_entities (
+        id text primary key,
+        kind text not null,
+        name text not null,
+        aliases_json text not null default '[]',
+        created_at text not null)""")
+    db.execute("create unique index idx_memory_entities_name on memory_entities (name)")
+    db.execute("""create table memory_edges (
+        id text primary key,
+        subject text not null,
+        relation text not null,
+        object_entity_id text,
+        value text,
+        valid_from text,
+        valid_to text,
+        recorded_at text not null,
+        retired_at text,
+        source_node_id text not null,
+        source_message_id text)""")
+    db.execute("create index idx_memory_edges_subject on memory_edges (subject, retired_at)")
+    db.execute("create index idx_memory_edges_object on memory_edges (object_entity_id)"
+               " where object_entity_id is not null")
+    db.execute("create index idx_memory_edges_source on memory_edges (source_node_id)")

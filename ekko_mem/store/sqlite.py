@@ -12,6 +12,7 @@ TYPE_CHECKING = False  # `typing` itself is not loaded at run time
 if TYPE_CHECKING:
     from .compaction import AuditCompaction
     from .erasure import ErasureStore
+    from .graph import GraphStore
     from .maintenance import HealthChecks
     from .recall import RecallStore
     from .summaries import SummaryStore
@@ -51,6 +52,12 @@ class SqliteMemoryStore:
     def erasure(self) -> ErasureStore:
         from .erasure import ErasureStore
         return ErasureStore(self.db)
+
+    @cached_property
+    def graph(self) -> GraphStore:
+        """Entities and the edges between them."""
+        from .graph import GraphStore
+        return GraphStore(self.db)
 
     @cached_property
     def health(self) -> HealthChecks:
