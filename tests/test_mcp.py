@@ -22,7 +22,7 @@ from ekko_mem.models import ForgetRequest, MemoryNode, MemoryQuery, ProposeUpdat
 
 BIN = Path(sys.executable).with_name("ekko-mem")
 TOOLS = {"memory_search", "memory_get", "memory_context", "memory_propose_update",
-         "memory_forget", "memory_log"}
+         "memory_forget", "memory_log", "memory_graph"}
 COOK = ["生活技能", "做饭", "饮食偏好"]
 needs_mcp = pytest.mark.skipif(importlib.util.find_spec("mcp") is None,
                                reason="the optional mcp package is not installed")
@@ -44,8 +44,8 @@ class Agent:
         listed = self.portal.call(self.session.list_tools)
         return {tool.name: tool for tool in listed.tools}
 
-    def call(self, name: str, **arguments) -> SimpleNamespace:
-        result = self.portal.call(self.session.call_tool, name, arguments)
+    def call(self, tool: str, /, **arguments) -> SimpleNamespace:
+        result = self.portal.call(self.session.call_tool, tool, arguments)
         text = "".join(block.text for block in result.content if hasattr(block, "text"))
         error = bool(_field(result, "is_error", "isError"))
         data = _field(result, "structured_content", "structuredContent")
@@ -118,7 +118,7 @@ def ids(result: dict, part: str = "exact") -> list[str]:
 
 # -- the tools and their shapes ------------------------------------------------------------
 @needs_mcp
-def test_lists_exactly_the_six_tools_with_the_design_shapes(agent):
+def test_lists_exactly_the_seven_tools_with_the_design_shapes(agent):
     tools = agent.tools()
     assert set(tools) == TOOLS
     props = {name: set(_field(t, "input_schema", "inputSchema")["properties"])
@@ -130,6 +130,7 @@ def test_lists_exactly_the_six_tools_with_the_design_shapes(agent):
     assert props["memory_forget"] == set(ForgetRequest.model_fields) | {"confirm"}
     assert props["memory_context"] == {"text", "budget", "session"}
     assert props["memory_log"] == {"content", "role", "session", "parent", "metadata", "confirm"}
+    assert props["memory_graph"] == {"name", "depth", "asOf"}
     propose = tools["memory_propose_update"].description
     assert "记住" in propose and "avoid_ingredient" in propose and "flavor_profile" in propose
     assert "requiresConfirmation" in tools["memory_forget"].description
@@ -153,6 +154,19 @@ def test_explicit_intent_writes_user_scope_and_search_finds_it(agent):
     winner = agent.call("memory_get", type="preference", key="avoid_ingredient",
                         valueJson="香菜").data
     assert winner["id"] == result["nodeId"]
+
+
+@needs_mcp
+def test_the_graph_tool_answers_as_graph_does(agent):
+    node = {"scope": "workspace", "type": "fact", "title": "我同事小王是做前端的",
+            "content": "我同事小王是做前端的"}
+    assert agent.remember(node)["accepted"] is True
+    found = agent.call("memory_graph", name="小王").data
+    assert found["entity"]["name"] == "小王"
+    assert ("小王", "works_as", "前端") in [(e["subject"], e["relation"], e["value"])
+                                         for e in found["edges"]]
+    missing = agent.call("memory_graph", name="没有这个人")
+    assert missing.error and "no entity named" in missing.text
 
 
 @needs_mcp
