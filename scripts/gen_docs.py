@@ -67,6 +67,9 @@ ENVIRONMENT = [
     ("EKKO_SESSION", "The default session id (else 'default')."),
     ("EKKO_NOW", "Fix the clock to this ISO-8601 time, for tests and reproducible demos."),
     ("EKKO_USER", "The user id written on user-scope memory (else $USER)."),
+    ("EKKO_SEMANTIC", ("on, off or auto: what an unset retrieval.semantic means (auto, the"
+                       " default: on where the [semantic] extra is installed).")),
+    ("EKKO_ALLOW_SYMLINKS", "Set to 1 to allow a symbolic link for .ekko/ or memory.db."),
     ("EKKO_DEBUG", "Set to 1 to print a traceback with errors."),
     ("NO_COLOR", "Set to any value for output without colour."),
 ]
