@@ -472,3 +472,16 @@ def test_jobs_and_retries(shown):
     assert shown(r.Retries(outcomes), as_json=True)[0] == (
         '{"jobId":"job_1","status":"done"}\n'
         '{"jobId":"job_2","status":"failed","error":"exit 1"}\n')
+
+
+def test_a_title_from_memory_is_printed_as_written_on_a_terminal(shown, monkeypatch):
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "80")
+    graph = {"entity": {"name": "[bold]Anna[/bold]", "kind": "person", "aliases": []},
+             "scope": "workspace", "depth": 1, "asOf": None, "truncated": False,
+             "edges": [{"subject": "user", "relation": "sibling", "object": "[bold]Anna[/bold]",
+                        "value": "sister", "validFrom": None, "validTo": None,
+                        "recordedAt": "2026-01-02T03:04:05.000Z", "retiredAt": None,
+                        "sourceNodeId": "mem_1"}]}
+    out, _ = shown(r.EntityGraph(graph), no_color=True)
+    assert out.splitlines()[0].startswith("[bold]Anna[/bold] (person)")

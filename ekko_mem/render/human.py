@@ -68,7 +68,8 @@ def grid(title: str, columns: list[str], rows: list[list[str]], *,
     from rich.text import Text
     console = _console(not no_color)
     cells = [[printable(str(c)) for c in row] for row in rows]
-    layout = Table(title=title, title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
+    # The title may hold a name from memory: plain text, never rich markup.
+    layout = Table(title=Text(printable(title)), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
                  pad_edge=False, padding=(0, 1, 0, 0))
     widths = []
     for index, name in enumerate(columns):
