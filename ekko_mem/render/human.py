@@ -69,8 +69,8 @@ def grid(title: str, columns: list[str], rows: list[list[str]], *,
     console = _console(not no_color)
     cells = [[printable(str(c)) for c in row] for row in rows]
     # The title may hold a name from memory: plain text, never rich markup.
-    layout = Table(title=Text(printable(title)), title_justify="left", box=box.SIMPLE_HEAD, show_edge=False,
-                 pad_edge=False, padding=(0, 1, 0, 0))
+    layout = Table(title=Text(printable(title)), title_justify="left", box=box.SIMPLE_HEAD,
+                   show_edge=False, pad_edge=False, padding=(0, 1, 0, 0))
     widths = []
     for index, name in enumerate(columns):
         lines = [line for row in [columns, *cells] for line in row[index].split("\n")]
