@@ -40,17 +40,20 @@ def main(argv: list[str] | None = None) -> int:
     result = read_score(statements.CASES)
     print(read_table(result, "everyday statements"))
     if args.misses:
-        for lang, case, text, got, expected, kind in result["misses"]:
-            print(f"  [{lang} {case}: {kind}] {text!r}\n    stored   {got}\n"
-                  f"    expected {expected}")
+        _misses(result, "stored")
     print()
     result = graph_score(entities.CASES)
     print(graph_table(result, "entities and relationships"))
     if args.misses:
-        for lang, case, text, got, expected, kind in result["misses"]:
-            print(f"  [{lang} {case}: {kind}] {text!r}\n    read     {got}\n"
-                  f"    expected {expected}")
+        _misses(result, "read")
     return 0
+
+
+def _misses(result: dict, what: str) -> None:
+    """Each statement read wrongly or not at all: what it gave beside what was expected."""
+    for lang, case, text, got, expected, kind in result["misses"]:
+        print(f"  [{lang} {case}: {kind}] {text!r}\n    {what:<9}{got}\n"
+              f"    expected {expected}")
 
 
 if __name__ == "__main__":
