@@ -99,7 +99,8 @@ def do_migrate(*, status=False, dry_run=False, as_json=False, quiet=False, works
 
 
 def do_context(text, *, session=None, budget=None, format="text", counter=None,
-               strict=False, with_input=False, quiet=False, workspace=None, as_json=False):
+               strict=False, with_input=False, as_of=None, quiet=False, workspace=None,
+               as_json=False):
     from .policy.vocab import FORMATS, choose
     fmt = "json" if as_json else choose("format", format, FORMATS)
     if text == "-":
@@ -107,7 +108,7 @@ def do_context(text, *, session=None, budget=None, format="text", counter=None,
     with service(workspace, session) as svc:
         context = svc.build_context(text, session=session, budget=budget, counter=counter,
                                     strict=strict, with_input=with_input,
-                                    markdown=fmt == "markdown")
+                                    markdown=fmt == "markdown", as_of=as_of)
     emit(results.Context(context), fmt=fmt, quiet=quiet)
 
 

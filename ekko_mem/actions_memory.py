@@ -44,13 +44,17 @@ def _decode_value(svc, fields: dict) -> None:
         fields["valueJson"] = svc.value_from_text(fields["valueJson"])
 
 
-def do_query(text, *, query, session=None, messages=False, since=None, reveal=False,
-             as_json=False, quiet=False, no_color=False, workspace=None):
+def do_query(text, *, query, session=None, messages=False, since=None, as_of=None,
+             reveal=False, as_json=False, quiet=False, no_color=False, workspace=None):
     """query: a MemoryQuery's fields (scopes, categoryPathPrefix, ...), as options.py maps them."""
     if text == "-" or (text is None and not _filters(query)):
         # As remember reads it: '-', or piped in when nothing else says what to find.
         text = read_text(text) if text == "-" or not sys.stdin.isatty() else None
         text = text if text and text.strip() else None
+    if messages and as_of is not None:
+        from .options import flag
+        raise UsageError(f"{flag('as_of')} reads memories as they were, not the log",
+                         f"leave out {flag('messages')}, or use {flag('since')} with it")
     if messages:
         return _query_messages(text, session=session, since=since, limit=query["limit"],
                                as_json=as_json, quiet=quiet, no_color=no_color,
@@ -65,7 +69,7 @@ def do_query(text, *, query, session=None, messages=False, since=None, reveal=Fa
     _decode_value(svc, query)
     with svc:
         result = unless_revealed(svc.retrieve({**query, "queryText": text,
-                                               "sessionId": session}), reveal)
+                                               "sessionId": session}, as_of=as_of), reveal)
     emit(results.QueryResult(result), as_json=as_json, quiet=quiet, no_color=no_color)
 
 

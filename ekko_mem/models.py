@@ -192,6 +192,7 @@ class MemoryQueryResult(Model):
     relevant: List[MemoryNode]
     omitted: List[OmittedNode]
     scores: Dict[str, float] = Field(default_factory=dict)  # relevant node id -> rank score
+    asOf: Optional[str] = None  # the moment asked about, when it was not now
 
 
 class ExtractionItem(Model):
@@ -310,6 +311,7 @@ class MemoryContextDiagnostics(Model):
     ranked: int = 0
     packed: int = 0
     cutForBudget: List[str] = Field(default_factory=list)
+    asOf: Optional[str] = None  # the moment the memories and edges held, when not now
 
 
 class RankedItem(Model):
@@ -319,6 +321,14 @@ class RankedItem(Model):
     score: float
     via: List[Literal["lexical", "time", "pair"]]
     matched: List[str]
+
+
+class EntityLine(Model):
+    """A person, pet, place or thing the question named, with what its edges say."""
+    name: str
+    kind: str
+    facts: List[str]
+    sourceNodeIds: List[str]
 
 
 class MemoryContext(Model):
@@ -332,6 +342,7 @@ class MemoryContext(Model):
     preferences: List[MemoryNode]
     relevantMessages: List[MemoryMessage] = Field(default_factory=list)
     relevantSummaries: List[MemorySummary] = Field(default_factory=list)
+    entities: List[EntityLine] = Field(default_factory=list)
     usedMemoryIds: List[str]
     ranking: List[RankedItem] = Field(default_factory=list)
     diagnostics: MemoryContextDiagnostics
@@ -352,3 +363,14 @@ def validation_message(exc) -> str:
     where = ".".join(str(p) for p in first.get("loc", ())) or "input"
     more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
     return f"{where}: {first.get('msg')}{more}"
+
+
+class MemoryEntity(Model):
+    """An entity of the graph as export writes it: what reading the memories again cannot
+    give back (a kind or an alias said outright). Its edges are read again from the memories."""
+    id: str
+    name: str
+    kind: Literal[VALUES["entity_kind"].choices]  # type: ignore[valid-type]
+    aliases: List[str] = Field(default_factory=list)
+    scope: Literal["workspace", "user"] = "workspace"  # the db whose graph holds it
+    createdAt: str

@@ -122,6 +122,7 @@ REVEAL = Opt("--reveal", "reveal", "flag", False,
 REASON = Opt("--reason", "reason", default="", help="Why (kept in the audit trail).")
 LIMIT = Opt("--limit -n", "limit", default=20, rule=VALUES["listing"], help="at most this many")
 SINCE = Opt("--since", "since", rule=VALUES["since"])
+AS_OF = Opt("--as-of", "as_of", rule=VALUES["as_of"])
 
 SCOPE = Opt("--scope", "scope", rule=VALUES["scope"], field="scope")
 SCOPES_OPT = SCOPE.but(kind="append", field="scopes",
@@ -256,6 +257,7 @@ COMMANDS = {c.name: c for c in (
             Opt("--messages", "messages", "flag", False,
                 help="Search the raw message log of every session instead."),
             SINCE.but(help=describe(VALUES["since"], "with --messages, from this time on")),
+            AS_OF.but(help=describe(VALUES["as_of"], "the memories that held then")),
             REVEAL, WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
         "forget", commands.do_forget,
@@ -333,7 +335,7 @@ COMMANDS = {c.name: c for c in (
         arg=Arg("name", "The entity's name or an alias.", metavar="NAME", required=True),
         options=(
             Opt("--depth", "depth", rule=VALUES["depth"]),
-            Opt("--as-of", "as_of", rule=VALUES["as_of"]),
+            AS_OF,
             WORKSPACE, JSON, QUIET, NO_COLOR)),
     Command(
         "edit", commands.do_edit,
@@ -368,6 +370,8 @@ COMMANDS = {c.name: c for c in (
                 help="Fail (exit 6) instead of degrading when a db is unusable."),
             Opt("--with-input", "with_input", "flag", False,
                 help="Also print TEXT itself, first in the budget."),
+            AS_OF.but(help=describe(VALUES["as_of"], "the memories and edges that held then;"
+                                    " a question naming a past month or year sets it")),
             WORKSPACE, QUIET, JSON)),
     Command(
         "explain", commands.do_explain,

@@ -86,6 +86,8 @@ VALUES = {v.name: v for v in (
     Value("mode", "choice", "how to forget", "soft", choices=("soft", "hard"),
           note="hard erases for good"),
     Value("depth", "int", "hops to follow from the entity", 1, range=(1, 2)),
+    Value("entity_kind", "choice", "what the entity is",
+          choices=("person", "pet", "place", "organisation", "project", "thing")),
     Value("as_of", "time", "only what held then",
           shape="an ISO date or time like 2026-03-01, or today/今天"),
     Value("since", "time", "from this time on",

@@ -87,6 +87,7 @@ def test_an_older_db_gets_the_category_in_its_rank_index(tmp_path):
                 " (status, type, importance desc, confidence desc, updated_at desc)")
     raw.execute("drop table memory_entities")
     raw.execute("drop table memory_edges")
+    raw.execute("drop table memory_entity_names")
     raw.execute("delete from memory_schema_migrations where version >= 14")
     raw.execute("PRAGMA user_version = 13")
     store.close()

@@ -43,14 +43,14 @@ def test_json_shapes_of_every_command(cli, hermetic):
     context = cli("context", "今晚吃什么？", "-s", "c", "--json").json()
     assert keys(context) == {"contextId", "queryText", "latestSummary", "recentMessages",
                              "activeTasks", "relevantNodes", "constraints", "preferences",
-                             "relevantMessages", "relevantSummaries", "usedMemoryIds",
-                             "ranking", "diagnostics", "text"}
+                             "relevantMessages", "relevantSummaries", "entities",
+                             "usedMemoryIds", "ranking", "diagnostics", "text"}
     assert keys(context["diagnostics"]) == {"enabled", "storeStatus", "warnings",
                                             "retrievedNodeCount", "omittedNodeCount", "budget",
                                             "usedTokens", "tokenCounter", "omitted",
                                             "truncated", "candidatesConsidered",
                                             "belowRelevanceFloor", "ranked", "packed",
-                                            "cutForBudget"}
+                                            "cutForBudget", "asOf"}
     explain = cli("explain", "--last", "--json").json()
     assert keys(explain) == {"contextId", "queryText", "sessionId", "createdAt", "items",
                              "retrieval"}

@@ -194,6 +194,7 @@ def test_migrate_status_and_dry_run(cli, ws):
     db.execute("drop table memory_tombstones")
     db.execute("drop table memory_entities")
     db.execute("drop table memory_edges")
+    db.execute("drop table memory_entity_names")
     db.execute("delete from memory_schema_migrations where version >= 8")
     db.execute("PRAGMA user_version = 7")
     db.commit()
@@ -205,7 +206,7 @@ def test_migrate_status_and_dry_run(cli, ws):
                               [12, "m012_mark_audit_differences"],
                               [13, "m013_create_tombstones"],
                               [14, "m014_rank_index_holds_category"],
-                              [15, "m015_create_graph"]]
+                              [15, "m015_create_graph"], [16, "m016_index_entity_names"]]
     assert dry["appliedNow"] == []
     applied = cli("migrate", "--json").json()
     assert applied["appliedNow"] == ["m008_create_vectors", "m009_slim_node_indexes",
@@ -214,7 +215,7 @@ def test_migrate_status_and_dry_run(cli, ws):
                                      "m012_mark_audit_differences",
                                      "m013_create_tombstones",
                                      "m014_rank_index_holds_category",
-                                     "m015_create_graph"]
+                                     "m015_create_graph", "m016_index_entity_names"]
     assert cli("migrate", "--json").json()["appliedNow"] == []
 
 

@@ -37,6 +37,7 @@ HEADINGS = {
     "habit": ("习惯", "Habits"),
     "decision": ("决定", "Decisions"),
     "fact": ("事实", "Facts"),
+    "people": ("人物与关系", "People and things"),
     "recipe": ("菜谱", "Recipes"),
     "skill": ("技能", "Skills"),
     "relevant": ("相关记忆", "Related memory"),
@@ -164,6 +165,9 @@ def build_items(input_text, gathered, sections, ranked, chinese, food=False) -> 
              *sections["preferences"]]
     for index, node in enumerate(fixed):
         _add_node(items, node, index, chinese, _fixed_priority(node, food))
+    for index, entity in enumerate(gathered.get("entities") or ()):
+        items.add("people", _pick(HEADINGS["people"], chinese), entity["id"],
+                  entity["text"], PRIORITY["memory"], (index,))
     for index, cand in enumerate(ranked, start=len(fixed)):
         if cand.kind == "node":
             _add_node(items, cand.record, index, chinese, PRIORITY["health"] if food and
@@ -277,12 +281,15 @@ def pack_context(gathered, text, budget, count, counter_name, with_input, markdo
     # Fixed nodes past their section's size join the ranked list, after its hits.
     ranked = gathered["ranked"] + [_as_candidate(n) for n in nodes if n["id"] not in placed]
     chinese = topics.language_of(text, [n["title"] for n in nodes[:10]])
+    _entity_lines(gathered, chinese)
     items = build_items(text if with_input else "", gathered, sections,
                         _could_fit(ranked, budget, count), chinese, gathered.get("food"))
     body, kept, omitted, used = _render_without_repeats(items, budget, count, chinese,
                                                         markdown, header)
-    used_ids = [i for i in dict.fromkeys(k.split("#")[0] for k in kept) if i != "input"]
-    keep = set(used_ids)
+    shown = list(dict.fromkeys(k.split("#")[0] for k in kept))
+    keep = set(shown)
+    # An entity's line is read from memories, not one itself: listed under "entities".
+    used_ids = [i for i in shown if i != "input" and not i.startswith(ENTITY_PREFIX)]
     packed = [c for c in ranked if c.id in keep]
     by_kind = {kind: [c.record for c in packed if c.kind == kind]
                for kind in ("node", "message", "summary")}
@@ -298,6 +305,8 @@ def pack_context(gathered, text, budget, count, counter_name, with_input, markdo
         "preferences": [n for n in sections["preferences"] if n["id"] in keep],
         "relevantMessages": by_kind["message"],
         "relevantSummaries": by_kind["summary"],
+        "entities": [{k: e[k] for k in ("name", "kind", "facts", "sourceNodeIds")}
+                     for e in gathered.get("entities") or () if e["id"] in keep],
         "usedMemoryIds": used_ids,
         "ranking": [_ranking_entry(c) for c in packed],
         "diagnostics": {
@@ -379,6 +388,18 @@ def _said_by(items: list[dict]) -> dict[str, set[str]]:
 def _as_candidate(node: dict):
     from ..retrieval import Candidate
     return Candidate("node", node["id"], node["title"], node["updatedAt"], node)
+
+
+ENTITY_PREFIX = "ent_"
+
+
+def _entity_lines(gathered: dict, chinese: bool) -> None:
+    """Each entity's line, masked like every other record a context prints."""
+    from .graph_lines import line
+    from .sensitive import mask_json, mask_secrets
+    for entity in gathered.get("entities") or ():
+        entity["facts"] = mask_json(entity["facts"])
+        entity["text"] = printable(mask_secrets(line(entity["name"], entity["facts"], chinese)))
 
 
 def _mask_for_model(gathered: dict, placed: set) -> None:

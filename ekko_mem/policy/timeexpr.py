@@ -73,6 +73,15 @@ def parse_when(text: str, now: datetime) -> datetime:
         raise UsageError(f"cannot read {text.strip()!r} as a time", f"use {ACCEPTED}") from None
 
 
+def as_of(text: str, now: datetime) -> datetime:
+    """The moment "as of TEXT" means: a day named on its own is all of that day, so a memory
+    made at noon on 2026-03-01 holds as of 2026-03-01. Raises UsageError like parse_when."""
+    at = parse_when(text, now)
+    if len(text.strip()) == 10 and at.hour == at.minute == at.second == 0:
+        at = at.replace(hour=23, minute=59, second=59, microsecond=999000)
+    return at
+
+
 SINCE_ACCEPTED = ("an ISO date or time like 2026-05-01, -2d or -3h (that long ago), or words"
                   " like yesterday, 昨天, today, 今天, 'last week', 上周, '3 days ago'")
 
@@ -126,3 +135,44 @@ def _as_utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:  # the house rule: a time without a zone is UTC
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc)
+
+
+# Words without which a question names no time a memory could be read as of.
+_TIME_HINTS = ("年", "月", "周", "星期", "礼拜", "昨天", "前天", "year", "month", "week",
+               "yesterday", "day", *("january february march april may june july august "
+                                     "september october november december").split())
+
+
+def asked_as_of(question: str, now: datetime) -> str | None:
+    """The end of the past period a question asks about ("去年五月", "in 2024", "what did I
+    prefer in May?"), in createdAt's form, or None when it names none or one still to come."""
+    lowered = question.lower()
+    if not any(h in lowered for h in _TIME_HINTS) and not any(c.isdigit() for c in question):
+        return None
+    from ..extract.entity_times import moment
+    said = moment(question, now.date(), past=True)
+    end = _period_end(said) if said else None
+    if end is None or end >= now:
+        return None
+    return end.strftime("%Y-%m-%dT%H:%M:%S.") + f"{end.microsecond // 1000:03d}Z"
+
+
+def _period_end(period: str) -> datetime | None:
+    """The last millisecond (UTC) of 2024, 2024-05, 2024-05-03 or 2024-W10."""
+    from datetime import date, timezone
+    try:
+        if "-W" in period:
+            year, week = period.split("-W")
+            last = date.fromisocalendar(int(year), int(week), 7)
+        else:
+            parts = [int(p) for p in period.split("-")]
+            if len(parts) == 1:
+                last = date(parts[0], 12, 31)
+            elif len(parts) == 2:
+                following = date(parts[0] + parts[1] // 12, parts[1] % 12 + 1, 1)
+                last = following - timedelta(days=1)
+            else:
+                last = date(*parts)
+    except ValueError:
+        return None
+    return datetime(last.year, last.month, last.day, 23, 59, 59, 999000, tzinfo=timezone.utc)

@@ -130,7 +130,7 @@ class MemoryService:
     @cached_property
     def context(self) -> Context:
         from .context import Context
-        return Context(self.stores, drafts=self.drafts, recall=self.recall)
+        return Context(self.stores, drafts=self.drafts, recall=self.recall, graph=self.graph)
 
     @cached_property
     def explanations(self) -> Explanations:
@@ -220,8 +220,8 @@ class MemoryService:
     def sessions(self, limit: int = 100) -> list[dict]:
         return self.messages.sessions(limit)
 
-    def retrieve(self, query: dict) -> dict:
-        return self.queries.retrieve(query)
+    def retrieve(self, query: dict, *, as_of: str | None = None) -> dict:
+        return self.queries.retrieve(query, as_of=as_of)
 
     def search_messages(self, text: str, *, session: str | None = None,
                         since: str | None = None, limit: int = 20) -> dict:
@@ -266,11 +266,12 @@ class MemoryService:
     def build_context(self, text: str | None = None, *, session: str | None = None,
                       budget: int | None = None, counter: str | None = None,
                       strict: bool = False, with_input: bool = False,
-                      markdown: bool = False, record: bool = True) -> dict:
+                      markdown: bool = False, record: bool = True,
+                      as_of: str | None = None) -> dict:
         return self.context.build_context(text, session=session, budget=budget,
                                           counter=counter, strict=strict,
                                           with_input=with_input, markdown=markdown,
-                                          record=record)
+                                          record=record, as_of=as_of)
 
     def explain(self, context_id: str | None = None) -> dict:
         return self.explanations.explain(context_id)

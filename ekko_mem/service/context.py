@@ -15,6 +15,7 @@ from .stores import Stores, UseCase
 TYPE_CHECKING = False  # `typing` itself is not loaded at run time
 if TYPE_CHECKING:
     from .drafts import Drafts
+    from .graph import Graph
     from .recall import Recall
 
 
@@ -26,15 +27,17 @@ HEALTH_TOPICS = {"food", "health"}
 
 
 class Context(UseCase):
-    def __init__(self, stores: Stores, *, drafts: Drafts, recall: Recall) -> None:
+    def __init__(self, stores: Stores, *, drafts: Drafts, recall: Recall, graph: Graph) -> None:
         super().__init__(stores)
         self.drafts = drafts
         self.recall = recall
+        self.graph = graph
 
     def build_context(self, text: str | None = None, *, session: str | None = None,
                       budget: int | None = None, counter: str | None = None,
                       strict: bool = False, with_input: bool = False,
-                      markdown: bool = False, record: bool = True) -> dict:
+                      markdown: bool = False, record: bool = True,
+                      as_of: str | None = None) -> dict:
         from ..policy.budget import get_counter
         from ..values import check
         budget, counter = check("budget", budget), check("counter", counter)
@@ -46,27 +49,36 @@ class Context(UseCase):
         sid = self.session(session)
         text = (text or "").strip()
         stores, status = self.stores.for_context(warnings, strict)
+        then = self.as_of(as_of) or (self._asked_as_of(text) if text else None)
         gathered = self._gather(stores, sid, text, warnings, config.get("context.recent"),
-                                budget)
+                                budget, then)
         if stores and warnings and status == "ok":
             status = "degraded"
         from ..policy.packing import pack_context
         context = pack_context(gathered, text, budget, count, counter_name, with_input,
                                markdown, config.get("context.header"))
         context["diagnostics"].update(enabled=bool(stores), storeStatus=status,
-                                      warnings=warnings)
+                                      warnings=warnings, asOf=then)
         if record and stores:
             self._record_run(context, sid, text, budget, warnings, dict(stores).get("user"),
                              _records_question(config))
         return context
 
     # -- retrieval ------------------------------------------------------------------------
-    def _gather(self, stores, sid, text, warnings, recent_n, budget) -> dict:
-        """The design's fixed sections, then one ranked list for the rest of the budget."""
+    def _asked_as_of(self, text: str) -> str | None:
+        from ..policy.timeexpr import asked_as_of
+        return asked_as_of(text, self.env.now())
+
+    def _gather(self, stores, sid, text, warnings, recent_n, budget, then=None) -> dict:
+        """The design's fixed sections, then one ranked list for the rest of the budget. With
+        `then`, the memories and edges are those that held then; the log is searched as
+        always (it is what was said, not what held)."""
         now = self.env.now_iso()
         out: dict = {"recent": [], "summary": None, "nodes": [], "ranked": [],
                      "omitted": [], "considered": 0, "belowFloor": 0}
-        base = {"now": now, "statuses": ["active"]}
+        base: dict = {"now": now, "statuses": ["active"]}
+        if then is not None:
+            base = {"now": then, "asOf": then, "statuses": ["active", "superseded", "expired"]}
         hints = topics.categories_for(text) if text else []
         # With a question, private memory waits for its topic; with none, nothing says what
         # the context is about, and it goes in as it always did.
@@ -87,12 +99,16 @@ class Context(UseCase):
                                      warnings=warnings, room=budget // 40, retired=retired)
             out["ranked"] = found["ranked"]
             out.update(considered=found["considered"], belowFloor=found["belowFloor"])
+        if then is not None:
+            _as_they_were(out)
         off_topic = self._keep_on_topic(out, opened) if opened is not None else []
         if opened is None or opened & HEALTH_TOPICS:
             out["nodes"] += self._health_nodes(stores, base, warnings)
-        lost = self._resolve_all(out, sid, now)
+        lost = self._resolve_all(out, sid, then or now)
         self._leave_out_retired(stores, out, text, retired + lost + off_topic, lost, now,
-                                budget, warnings)
+                                budget, warnings, then is not None)
+        if text:
+            out["entities"] = self._people(stores, sid, text, opened, then or now, warnings)
         if opened is not None:
             out["food"] = bool(opened & HEALTH_TOPICS)
         else:
@@ -120,9 +136,10 @@ class Context(UseCase):
         return gone
 
     def _leave_out_retired(self, stores, out, text, known, lost, now, budget,
-                           warnings) -> None:
+                           warnings, past=False) -> None:
         """A message only a memory no longer active was taken from stays out: what it said
-        was taken back. A question about how things were gets it, marked as earlier."""
+        was taken back. A question about how things were (or a context as of a past day,
+        `past`) gets it, marked as earlier."""
         earlier = [c.id for c in out["ranked"] if c.kind == "message"][
             :min(MAX_CHECKED, max(20, budget // 25))]
         known = known + out["nodes"] + [c.record for c in out["ranked"] if c.kind == "node"]
@@ -131,13 +148,33 @@ class Context(UseCase):
             {n["id"] for n in lost}, now, warnings)
         if not retired:
             return
-        if text and topics.asks_history(text):
+        if past or (text and topics.asks_history(text)):
             out["earlier"] = set(retired)
             return
         out["recent"] = [m for m in out["recent"] if m["id"] not in retired]
         out["ranked"] = [c for c in out["ranked"] if c.id not in retired]
         out["omitted"] += [{"nodeId": mid, "reason": "source_retired", "sourceOf": ids}
                            for mid, ids in retired.items()]
+
+    def _people(self, stores, sid, text, opened, now, warnings) -> list[dict]:
+        """A line for each person, pet, place or thing the question names (or reaches by
+        roles), from edges whose memory this context could show: another session's memory
+        and private memory off the question's topic stay out here as they do above."""
+        seen: dict[str, bool] = {}
+
+        def visible(store, node_id: str) -> bool:
+            if node_id not in seen:
+                node = store.nodes.get_node(node_id)
+                seen[node_id] = node is not None and not (
+                    node["scope"] == "session" and node.get("sessionId") != sid) and (
+                    opened is None or topics.on_topic(node, opened))
+            return seen[node_id]
+
+        try:
+            return self.graph.about(stores, text, until=now, visible=visible)
+        except EkkoError as exc:
+            warnings.append(f"entity graph read failed: {exc.message}; left out")
+            return []
 
     @staticmethod
     def _health_nodes(stores, base, warnings) -> list[dict]:
@@ -216,6 +253,15 @@ class Context(UseCase):
                     "ranking": _run_ranking(context)})
         except EkkoError as exc:
             warnings.append(f"context run not recorded: {exc.message}")
+
+
+def _as_they_were(out: dict) -> None:
+    """As of a past moment, a memory replaced or expired since was active then: it competes
+    and resolves as it did then."""
+    out["nodes"] = [{**n, "status": "active"} for n in out["nodes"]]
+    for cand in out["ranked"]:
+        if cand.kind == "node":
+            cand.record = {**cand.record, "status": "active"}
 
 
 # The most characters of a question a context run keeps for `explain`: enough to recognise

@@ -29,6 +29,24 @@ def node_text(node: dict) -> str:
     return f"{title}\n{content}"
 
 
+def split_kinds(draft: dict | None) -> tuple[dict | None, dict[str, str]]:
+    """The draft with each entity "NAME:KIND" (小王:person) as NAME, and
+    the kinds said; a colon before anything that is no kind stays part of the name."""
+    if not draft or not draft.get("entities"):
+        return draft, {}
+    from ..values import VALUES
+    kinds_known = VALUES["entity_kind"].choices
+    names, kinds = [], {}
+    for given in draft["entities"]:
+        name, colon, kind = str(given).rpartition(":")
+        if colon and name.strip() and kind.strip().lower() in kinds_known:
+            names.append(name.strip())
+            kinds[name.strip()] = kind.strip().lower()
+        else:
+            names.append(given)
+    return {**draft, "entities": names}, kinds
+
+
 SWEPT = "graph_read_to"   # meta key: the rowid of the last memory the graph was read from
 BATCH = 500
 
@@ -60,7 +78,8 @@ class Graph(UseCase):
         """Store the entities and edges `node`'s words give; returns how many edges."""
         from ..extract.entities import read_graph
         found = read_graph(node_text(node), self.env.now())
-        if not found.edges:
+        named = [n for n in node.get("entities") or [] if str(n).strip()]
+        if not found.edges and not named:
             return 0
         kinds = {e.name: e for e in found.entities}
         now, ids = node["createdAt"], {}
@@ -77,7 +96,10 @@ class Graph(UseCase):
 
         sources = node.get("sourceMessageIds") or []
         seen = set()
-        for edge in found.edges:
+        # A name the memory was given outright is mentioned by it, whatever
+        # its words say of it.
+        mentions = [_Mention(name) for name in named]
+        for edge in [*found.edges, *mentions]:
             key = (edge.subject, edge.relation, edge.object, edge.value)
             if key in seen:
                 continue
@@ -88,6 +110,14 @@ class Graph(UseCase):
                 "validFrom": edge.valid_from, "validTo": edge.valid_to, "recordedAt": now,
                 "sourceNodeId": node["id"], "sourceMessageId": sources[0] if sources else None})
         return len(seen)
+
+    def name_kinds(self, store: SqliteMemoryStore, kinds: dict[str, str], now: str) -> None:
+        """Entities named outright with their kind: made now if new, the kind set if not
+        (what someone says an entity is beats the rules' guess)."""
+        with store.db.atomic():
+            for name, kind in kinds.items():
+                entity_id = store.graph.entity_id(name, kind, [], now, _id("ent"))
+                store.graph.set_kind(entity_id, kind)
 
     def retire(self, store: SqliteMemoryStore, node_ids: list[str], now: str) -> int:
         """The memories were replaced, forgotten or expired: their edges hold no more."""
@@ -104,7 +134,7 @@ class Graph(UseCase):
         MAX_EDGES bound the answer."""
         from ..values import check
         depth = check("depth", depth)
-        until = self._moment(as_of) if as_of else None
+        until = self.as_of(as_of)
         for scope, store in self.stores.existing():
             if not store.read_only_reason:
                 self.catch_up(store)
@@ -139,17 +169,80 @@ class Graph(UseCase):
             seen.update(frontier)
         return [_shown(e) for e in edges], False
 
-    def _moment(self, text: str) -> str:
-        from ..env import format_time
-        from ..policy.timeexpr import parse_when
-        at = parse_when(text, self.env.now())
-        # A day named on its own means all of it.
-        if len(text.strip()) == 10 and at.hour == at.minute == 0:
-            at = at.replace(hour=23, minute=59, second=59, microsecond=999000)
-        return format_time(at)
+    # -- for a context --------------------------------------------------------------------
+    def about(self, stores, question: str, *, until: str, visible) -> list[dict]:
+        """The entities `question` names, or reaches through a chain of roles from the user
+        ("my sister's husband"), each as {"id", "name", "kind", "facts", "sourceNodeIds"}: the
+        edges that hold at `until` and whose memory `visible(node_id)` lets in. Memories the
+        graph has not read are read first only when they could name someone the question
+        does, and only a few; each db's entities are its own."""
+        from ..policy.graph_lines import facts, name_words
+        from ..policy.topics import is_chinese
+        chinese, out = is_chinese(question), []
+        words = name_words(question)
+        for _, store in stores:
+            self._keep_up_for(store, question)
+            entities = self._by_roles(store, question)
+            reached = {e["id"] for e in entities}
+            entities += [e for e in store.graph.named(words) if e["id"] not in reached]
+            for entity in entities:
+                edges = [e for e in store.graph.edges_of(entity["id"], MAX_EDGES)
+                         if held(e, until) and visible(store, e["sourceNodeId"])]
+                said = facts(entity["id"], edges, chinese)
+                if said:
+                    out.append({"id": entity["id"], "name": entity["name"],
+                                "kind": entity["kind"], "facts": said,
+                                "sourceNodeIds": list(dict.fromkeys(
+                                    e["sourceNodeId"] for e in edges))})
+                if len(out) >= MAX_LINES:
+                    return out
+        return out
 
+    def _keep_up_for(self, store, question: str) -> None:
+        if store.read_only_reason:
+            return
+        done, last = store.graph.read_to()
+        if done >= last or last - done > CATCH_UP_IN_CONTEXT:
+            return
+        from ..policy.graph_lines import may_name_someone
+        if may_name_someone(question, store.graph.texts_after(done, CATCH_UP_IN_CONTEXT)):
+            self.catch_up(store)
+
+    @staticmethod
+    def _by_roles(store, question: str) -> list[dict]:
+        """The people at the end of each chain of roles the question follows from the user,
+        and the ones met on the way ("my sister's husband": the sister, then her husband)."""
+        from ..policy.graph_lines import says_a_role
+        if not says_a_role(question):
+            return []
+        from ..extract.entities import ATTRIBUTES, RELATIONS, joins
+        found: list[dict] = []
+        known: set[str] = set()
+        for path in joins(question):
+            frontier = ["user"]
+            for relation in path:
+                if relation not in RELATIONS or relation in ATTRIBUTES:
+                    break
+                edges = [e for f in frontier for e in store.graph.live_edges(f, (relation,), 5)]
+                frontier = [e["objectId"] for e in edges if e["objectId"]][:5]
+                found = [e for e in found if e["id"] not in frontier] + [
+                    {"id": e["objectId"], "name": e["objectName"], "kind": e["objectKind"]}
+                    for e in edges if e["objectId"] and e["objectId"] not in known]
+                known.update(frontier)
+        return found[::-1]  # the end of the chain first
 
 MAX_EDGES = 50
+MENTIONED = "mentioned"
+
+
+class _Mention:
+    """The edge a name given to a memory makes: the memory mentions the entity."""
+    relation, object, value, valid_from, valid_to = MENTIONED, None, None, None, None
+
+    def __init__(self, name: str) -> None:
+        self.subject = name
+MAX_LINES = 3        # entities a context says something about
+CATCH_UP_IN_CONTEXT = 200  # unread memories a context reads first; past that, `graph` does
 
 
 def held(edge: dict, until: str) -> bool:

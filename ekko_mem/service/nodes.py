@@ -47,6 +47,17 @@ class Nodes(UseCase):
         An update or supersede never keeps the old title or content beside a new title,
         content, key or value (`_restated`).
         """
+        from .graph import split_kinds
+        node, kinds = split_kinds(node)
+        result = self._propose(operation, node, reason, actor, target_id, confirm, session,
+                               replace)
+        if kinds and result.get("accepted") and result.get("scope"):
+            self.graph.name_kinds(self.stores.for_scope(result["scope"]), kinds,
+                                  self.env.now_iso())
+        return result
+
+    def _propose(self, operation, node, reason, actor, target_id, confirm, session,
+                 replace) -> dict:
         try:
             operation, actor = check("operation", operation or ""), check("actor", actor or "")
             if operation == "create":

@@ -25,15 +25,17 @@ class Queries(UseCase):
         self.drafts = drafts
         self.recall = recall
 
-    def retrieve(self, query: dict) -> dict:
-        """The design's MemoryService.retrieve: exact, relevant and omitted-with-reasons."""
+    def retrieve(self, query: dict, *, as_of: str | None = None) -> dict:
+        """The design's MemoryService.retrieve: exact, relevant and omitted-with-reasons.
+        With `as_of`, the memories that held then, each with its status today."""
         q = self._normalise_query(query)
-        now = self.env.now_iso()
+        then = self.as_of(as_of)
+        now = then or self.env.now_iso()
         base = {"scopes": q.get("scopes"), "domain": q.get("domain"),
                 "categoryPrefix": q.get("categoryPathPrefix"), "types": q.get("types"),
                 "key": q.get("key"), "valueJson": q.get("valueJson"), "tags": q.get("tags"),
-                "entities": q.get("entities"), "includeExpired": True, "now": now,
-                "statuses": ["active", "superseded", "expired"]}
+                "entities": q.get("entities"), "includeExpired": then is None, "now": now,
+                "statuses": ["active", "superseded", "expired"], "asOf": then}
         structured = any(q.get(k) for k in ("domain", "categoryPathPrefix", "types", "key",
                                             "tags", "entities", "scopes")) or (
             q.get("valueJson") is not None)
@@ -45,7 +47,10 @@ class Queries(UseCase):
             for _, store in stores:
                 exact += store.nodes.find_nodes(base, limit=pool)
         relevant = self._search(stores, text, base, pool) if text else []
-        return self._classify(q, exact, relevant, now)
+        result = self._classify(q, exact, relevant, now, then is not None)
+        if then is not None:
+            result["asOf"] = then
+        return result
 
     def _search(self, stores, text: str, base: dict, pool: int
                 ) -> list[tuple[dict, float, bool]]:
@@ -156,7 +161,10 @@ class Queries(UseCase):
         from ..policy.timeexpr import parse_since
         return format_time(parse_since(text, self.env.now()))
 
-    def _classify(self, q: dict, exact: list[dict], relevant: list, now: str) -> dict:
+    def _classify(self, q: dict, exact: list[dict], relevant: list, now: str,
+                  past: bool = False) -> dict:
+        """`past`: the nodes are those that held at `now`, a past moment (the store chose
+        them); a version replaced or expired since was in force then."""
         session = q.get("sessionId") or self.session()
         omitted: list[dict] = []
         seen: set[str] = set()
@@ -168,9 +176,9 @@ class Queries(UseCase):
             if node["scope"] == "session" and node.get("sessionId") != session:
                 return False  # another session's scratch memory is not ours to see
             reason = None
-            expired = node["status"] == "expired" or bool(
-                node.get("expiresAt") and node["expiresAt"] <= now)
-            if node["status"] == "superseded" and not q.get("includeSuperseded"):
+            expired = not past and (node["status"] == "expired" or bool(
+                node.get("expiresAt") and node["expiresAt"] <= now))
+            if node["status"] == "superseded" and not past and not q.get("includeSuperseded"):
                 reason = "superseded"
             elif expired and not q.get("includeExpired"):
                 reason = "expired"
@@ -186,7 +194,8 @@ class Queries(UseCase):
         weak = {n["id"] for n, _, under in relevant if under}
         relevant_nodes = [n for n, _, _ in relevant if admit(n)]
         single = self.drafts.schema.is_single_valued
-        active = [n for n in exact_nodes + relevant_nodes if n["status"] == "active"]
+        active = [{**n, "status": "active"} if past else n for n in exact_nodes + relevant_nodes
+                  if past or n["status"] == "active"]
         _, losers = conflict.resolve(active, now, single)
         lost = {n["id"] for n in losers}
         omitted += [{"nodeId": i, "reason": "conflict_lost"} for i in sorted(lost)]

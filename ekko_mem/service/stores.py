@@ -406,3 +406,11 @@ class UseCase:
 
     def session(self, given: str | None = None) -> str:
         return self.stores.session(given)
+
+    def as_of(self, text: str | None) -> str | None:
+        """The ISO time "as of TEXT" means (all of a day named on its own), or None."""
+        if text is None:
+            return None
+        from ..env import format_time
+        from ..policy.timeexpr import as_of
+        return format_time(as_of(text, self.env.now()))

@@ -21,19 +21,29 @@ class GraphStore(Part):
                   fresh_id: str) -> str:
         """The id of the entity called `name`, made with `fresh_id` when there is none; new
         aliases are added to it."""
-        row = self.db.one("select id, aliases_json from memory_entities where name = ?",
+        row = self.db.one("select id, aliases_json, kind from memory_entities where name = ?",
                           (name,))
         if row is None:
             self.db.execute("insert into memory_entities values (?, ?, ?, ?, ?)",
                             (fresh_id, kind, name, json.dumps(aliases, ensure_ascii=False),
                              now))
+            self._index_names(fresh_id, [name, *aliases])
             return fresh_id
         known = json.loads(row[1])
         more = [a for a in aliases if a not in known]
         if more:
             self.db.execute("update memory_entities set aliases_json = ? where id = ?",
                             (json.dumps(known + more, ensure_ascii=False), row[0]))
+            self._index_names(row[0], more)
         return row[0]
+
+    def set_kind(self, entity_id: str, kind: str) -> None:
+        """A kind someone said outright (NAME:KIND) over the rules' guess."""
+        self.db.execute("update memory_entities set kind = ? where id = ?", (kind, entity_id))
+
+    def _index_names(self, entity_id: str, names: list[str]) -> None:
+        self.db.executemany("insert or ignore into memory_entity_names values (?, ?)",
+                            [(n, entity_id) for n in names if n.strip()])
 
     def add_edge(self, edge: dict) -> None:
         self.db.execute(f"insert into memory_edges ({', '.join(EDGE_COLUMNS)}) values"
@@ -66,17 +76,74 @@ class GraphStore(Part):
                                 " limit 1", (entity_id, entity_id))
             if still is None:
                 self.db.execute("delete from memory_entities where id = ?", (entity_id,))
+                self.db.execute("delete from memory_entity_names where entity_id = ?",
+                                (entity_id,))
         return gone
 
+    def revive_from(self, node_ids: list[str], retired_at: str) -> int:
+        """An undo put these memories back: the edges they lost at `retired_at` hold again."""
+        done = 0
+        for node_id in node_ids:
+            done += self.db.execute("update memory_edges set retired_at = null where"
+                                    " source_node_id = ? and retired_at = ?",
+                                    (node_id, retired_at)).rowcount
+        return done
+
+    def named(self, words: list[str]) -> list[dict]:
+        """The entities any of `words` names (a name or an alias, case aside), read through the
+        name index: the cost follows the words, not the number of entities."""
+        found: dict[str, dict] = {}
+        for at in range(0, len(words), 400):
+            chunk = words[at:at + 400]
+            for row in self.db.all(
+                    "select distinct n.name, e.id, e.kind, e.name, e.aliases_json, e.created_at"
+                    " from memory_entity_names n join memory_entities e on e.id = n.entity_id"
+                    f" where n.name in ({','.join('?' * len(chunk))})", tuple(chunk)):
+                entity = found.setdefault(row[1], _entity(row[1:]))
+                entity.setdefault("said", []).append(row[0])
+        return list(found.values())
+
+    def live_edges(self, subject: str, relations: tuple[str, ...] = (), limit: int = 20
+                   ) -> list[dict]:
+        """The edges from `subject` that still hold in this db, through the subject index."""
+        sql = ("select g.*, s.name, o.name, o.kind from memory_edges g"
+               " left join memory_entities s on s.id = g.subject"
+               " left join memory_entities o on o.id = g.object_entity_id"
+               " where g.subject = ? and g.retired_at is null")
+        args: list = [subject]
+        if relations:
+            sql += f" and g.relation in ({','.join('?' * len(relations))})"
+            args += relations
+        return [_edge(row) for row in self.db.all(sql + " order by g.recorded_at limit ?",
+                                                  (*args, limit))]
+
+    def entities(self) -> list[dict]:
+        """Every entity, oldest first (for export)."""
+        return [_entity(r) for r in self.db.all(
+            "select id, kind, name, aliases_json, created_at from memory_entities"
+            " order by created_at, id")]
+
+    def read_to(self) -> tuple[int, int]:
+        """(the rowid of the last memory the graph was read from, the last memory's rowid):
+        the graph is behind while the first is smaller."""
+        row = self.db.one("select (select value from ekko_meta where key = 'graph_read_to'),"
+                          " (select max(rowid) from memory_nodes)")
+        return int(row[0] or 0), int(row[1] or 0)
+
+    def texts_after(self, rowid: int, limit: int) -> list[str]:
+        """The titles and contents of the memories after `rowid` (the graph has not read them)."""
+        return [f"{r[0]}\n{r[1]}" for r in self.db.all(
+            "select title, content from memory_nodes where rowid > ? order by rowid limit ?",
+            (rowid, limit))]
+
     def find_entity(self, name: str) -> dict | None:
-        """The entity called `name`, or known by it as an alias (case aside)."""
-        row = self.db.one("select id, kind, name, aliases_json, created_at from memory_entities"
-                          " where name = ? collate nocase", (name,))
-        if row is None:
-            row = self.db.one("select e.id, e.kind, e.name, e.aliases_json, e.created_at"
-                              " from memory_entities e, json_each(e.aliases_json) a"
-                              " where a.value = ? collate nocase order by e.created_at"
-                              " limit 1", (name,))
+        """The entity called `name`, or known by it as an alias (case aside); its own name
+        first, then the oldest that has it as an alias."""
+        row = self.db.one("select e.id, e.kind, e.name, e.aliases_json, e.created_at"
+                          " from memory_entity_names n join memory_entities e"
+                          " on e.id = n.entity_id where n.name = ?"
+                          " order by e.name = ? collate nocase desc, e.created_at limit 1",
+                          (name, name))
         return _entity(row) if row else None
 
     def aliases(self) -> dict[str, str]:
@@ -98,13 +165,7 @@ class GraphStore(Part):
             " where g.rowid in (select rowid from memory_edges where subject = ?"
             " union select rowid from memory_edges where object_entity_id = ?)"
             " order by g.recorded_at, g.id limit ?", (entity_id, entity_id, limit))
-        out = []
-        for row in rows:
-            edge = dict(zip(_EDGE_KEYS, row[:len(_EDGE_KEYS)]))
-            edge["subjectName"] = row[-3] or edge["subject"]
-            edge["objectName"], edge["objectKind"] = row[-2] or edge["objectId"], row[-1]
-            out.append(edge)
-        return out
+        return [_edge(row) for row in rows]
 
     # -- what is left to read ------------------------------------------------------------------
     def nodes_after(self, rowid: int, limit: int) -> list[tuple[int, dict]]:
@@ -113,6 +174,13 @@ class GraphStore(Part):
         rows = self.db.all(f"select rowid, {codec.NODE_COLUMNS} from memory_nodes"
                            " where rowid > ? order by rowid limit ?", (rowid, limit))
         return [(r[0], codec.node_from_row(r[1:])) for r in rows]
+
+
+def _edge(row) -> dict:
+    edge = dict(zip(_EDGE_KEYS, row[:len(_EDGE_KEYS)]))
+    edge["subjectName"] = row[-3] or edge["subject"]
+    edge["objectName"], edge["objectKind"] = row[-2] or edge["objectId"], row[-1]
+    return edge
 
 
 def _entity(row) -> dict:

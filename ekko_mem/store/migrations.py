@@ -331,3 +331,18 @@ def m015_create_graph(db) -> None:
     db.execute("create index idx_memory_edges_object on memory_edges (object_entity_id)"
                " where object_entity_id is not null")
     db.execute("create index idx_memory_edges_source on memory_edges (source_node_id)")
+
+
+@migration
+def m016_index_entity_names(db) -> None:
+    """Every name and alias of an entity, case-blind, under an index: a question's words are
+    looked up here, so naming someone costs a few index reads however many entities there
+    are (an alias inside a JSON list can only be found by reading every entity)."""
+    db.execute("""create table memory_entity_names (
+        name text not null collate nocase,
+        entity_id text not null,
+        primary key (name, entity_id)) without rowid""")
+    db.execute("create index idx_memory_entity_names_entity on memory_entity_names (entity_id)")
+    db.execute("insert or ignore into memory_entity_names select name, id from memory_entities")
+    db.execute("insert or ignore into memory_entity_names select a.value, e.id"
+               " from memory_entities e, json_each(e.aliases_json) a")

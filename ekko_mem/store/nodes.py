@@ -96,6 +96,11 @@ def node_filters(f: dict) -> tuple[list[str], list]:
         where.append("exists (select 1 from json_each(n.source_message_ids_json)"
                      f" where value in ({','.join('?' * len(forms))}))")
         args.extend(forms)
+    if f.get("asOf") is not None:
+        # As of a moment: made by then, and not replaced, expired or forgotten by then (a
+        # status changes with updated_at); the caller lists the statuses it will take.
+        where.append("n.created_at <= ? and (n.status = 'active' or n.updated_at > ?)")
+        args.extend([f["asOf"], f["asOf"]])
     if f.get("now") is not None and not f.get("includeExpired"):
         where.append("(n.expires_at is null or n.expires_at > ?)")
         args.append(f["now"])

@@ -1,0 +1,176 @@
+"""What a context and a query say about entities and about the past: one line for each person
+or thing the question names (or reaches through roles), and memories and edges as of a day."""
+from __future__ import annotations
+
+import sqlite3
+
+from ekko_mem.policy.graph_lines import facts, may_name_someone, name_words
+from ekko_mem.policy.timeexpr import asked_as_of
+
+
+def remembered(cli, *args, at=None):
+    env = {"EKKO_NOW": at} if at else None
+    result = cli("remember", "--scope", "workspace", "--json", *args, env=env)
+    assert result.code == 0, result
+    return result.json()["nodeId"]
+
+
+def context(cli, question, *args, at=None):
+    env = {"EKKO_NOW": at} if at else None
+    result = cli("context", question, "--json", *args, env=env)
+    assert result.code == 0, result
+    return result.json()
+
+
+def read_to(ws) -> int:
+    db = sqlite3.connect(ws / ".ekko" / "memory.db")
+    try:
+        row = db.execute("select value from ekko_meta where key = 'graph_read_to'").fetchone()
+        return int(row[0]) if row else 0
+    finally:
+        db.close()
+
+
+def test_a_question_naming_someone_gets_their_line(cli, ws):
+    node = remembered(cli, "我同事小王是前端，他生日是3月5日")
+    answer = context(cli, "小王是谁？")
+    (line,) = answer["entities"]
+    assert (line["name"], line["kind"], line["facts"]) == ("小王", "person",
+                                                         ["同事", "前端", "生日 3月5日"])
+    assert line["sourceNodeIds"] == [node]
+    assert "人物与关系：\n- 小王：同事；前端；生日 3月5日" in answer["text"]
+    assert not any(i.startswith("ent_") for i in answer["usedMemoryIds"])
+
+
+def test_a_chain_of_roles_reaches_the_person_asked_about(cli, ws):
+    remembered(cli, "My sister's husband Tom is a dentist")
+    remembered(cli, "My sister Anna lives in Paris since 2019")
+    answer = context(cli, "what does my sister's husband do?")
+    names = [e["name"] for e in answer["entities"]]
+    assert names[0] == "Tom"
+    assert answer["entities"][0]["facts"] == ["my sister's husband", "dentist"]
+    anna = context(cli, "Where does Anna live?")["entities"]
+    assert anna[0]["facts"] == ["sister", "lives in Paris (since 2019)"]
+    assert "- Anna: sister; lives in Paris (since 2019)" in context(
+        cli, "Where does Anna live?")["text"]
+
+
+def test_a_question_naming_nobody_reads_no_graph(cli, ws):
+    remembered(cli, "我同事小王是前端")
+    answer = context(cli, "今晚吃什么？")
+    assert answer["entities"] == [] and "人物与关系" not in answer["text"]
+    assert read_to(ws) == 0  # the unread memory did not name anyone the question named
+    context(cli, "小王做什么的？")
+    assert read_to(ws) > 0
+
+
+def test_a_replaced_memory_leaves_the_line_and_comes_back_as_of_then(cli, ws):
+    old = remembered(cli, "My sister Anna is a nurse", at="2025-03-01T10:00:00Z")
+    remembered(cli, "--supersedes", old, "My sister Anna is a doctor",
+               at="2026-06-01T10:00:00Z")
+    now = context(cli, "What does Anna do?", at="2026-07-01T10:00:00Z")
+    assert now["entities"][0]["facts"] == ["sister", "doctor"]
+    then = context(cli, "What does Anna do?", "--as-of", "2025-05-01",
+                   at="2026-07-01T10:00:00Z")
+    assert then["entities"][0]["facts"] == ["sister", "nurse"]
+    assert then["diagnostics"]["asOf"] == "2025-05-01T23:59:59.999Z"
+    assert "nurse" in then["text"] and "doctor" not in then["text"].split("Facts:")[-1]
+
+
+def test_a_question_that_names_a_past_month_reads_memory_as_of_then(cli, ws):
+    old = remembered(cli, "我住在杭州", at="2025-03-01T10:00:00Z")
+    remembered(cli, "--supersedes", old, "我住在上海", at="2026-06-01T10:00:00Z")
+    then = context(cli, "去年五月我住在哪？", at="2026-07-01T10:00:00Z")
+    assert then["diagnostics"]["asOf"] == "2025-05-31T23:59:59.999Z"
+    assert [n["content"] for n in then["relevantNodes"]] == ["我住在杭州"]
+    now = context(cli, "我住在哪？", at="2026-07-01T10:00:00Z")
+    assert now["diagnostics"]["asOf"] is None
+    assert [n["content"] for n in now["relevantNodes"]] == ["我住在上海"]
+
+
+def test_query_as_of_gives_what_held_then_with_its_status_today(cli, ws):
+    old = remembered(cli, "我住在杭州", at="2025-03-01T10:00:00Z")
+    new = remembered(cli, "--supersedes", old, "我住在上海", at="2026-06-01T10:00:00Z")
+    then = cli("query", "我住在哪", "--as-of", "2025-05-01", "--json",
+               env={"EKKO_NOW": "2026-07-01T10:00:00Z"}).json()
+    assert [(n["id"], n["status"]) for n in then["relevant"]] == [(old, "superseded")]
+    assert then["omitted"] == [] and then["asOf"] == "2025-05-01T23:59:59.999Z"
+    before = cli("query", "我住在哪", "--as-of", "2024-01-01", "--json").json()
+    assert before["relevant"] == []  # nothing was known yet
+    today = cli("query", "我住在哪", "--json").json()
+    assert [n["id"] for n in today["relevant"]] == [new]
+
+
+def test_a_forgotten_memory_stays_forgotten_as_of_any_day(cli, ws):
+    node = remembered(cli, "我住在杭州", at="2025-03-01T10:00:00Z")
+    assert cli("forget", node, "--yes", env={"EKKO_NOW": "2026-01-01T00:00:00Z"}).code == 0
+    then = cli("query", "我住在哪", "--as-of", "2025-05-01", "--json").json()
+    assert then["relevant"] == []
+
+
+def test_bad_as_of_is_one_line_and_exit_2(cli, ws):
+    result = cli("context", "x", "--as-of", "someday")
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+    assert "--as-of" in result.err or "someday" in result.err
+    both = cli("query", "x", "--messages", "--as-of", "2025-01-01")
+    assert both.code == 2 and "--messages" in both.err
+
+
+def test_another_sessions_or_private_memory_stays_out_of_the_line(cli, ws):
+    cli("remember", "--scope", "session", "--session", "other", "My colleague Bea is a nurse")
+    remembered(cli, "--tag", "private", "My colleague Bea lives in Oslo")
+    answer = context(cli, "What does Bea do?", "--session", "mine")
+    assert all("nurse" not in f and "Oslo" not in f
+               for e in answer["entities"] for f in e["facts"])
+
+
+def test_remember_names_an_entity_with_its_kind(cli, ws):
+    node = remembered(cli, "--entity", "Zed:project", "--entity", "Lin", "Zed ships every two weeks")
+    graph = cli("graph", "Zed", "--json").json()
+    assert graph["entity"]["kind"] == "project"
+    assert [(e["relation"], e["sourceNodeId"]) for e in graph["edges"]] == [("mentioned", node)]
+    assert cli("graph", "Lin", "--json").json()["entity"]["kind"] == "thing"
+    shown = cli("show", node, "--json").json()["node"]
+    assert shown["entities"] == ["Zed", "Lin"]
+    # What someone said it is outlasts the rules' reading of a later statement.
+    remembered(cli, "--entity", "Lin:organisation", "Lin is my colleague")
+    assert cli("graph", "Lin", "--json").json()["entity"]["kind"] == "organisation"
+
+
+def test_an_unknown_kind_stays_part_of_the_name(cli, ws):
+    node = remembered(cli, "--entity", "ratio 3:2", "the prints are 3:2")
+    assert cli("show", node, "--json").json()["node"]["entities"] == ["ratio 3:2"]
+
+
+def test_words_looked_up_as_names():
+    words = name_words("what does my sister's husband do? 小王呢")
+    assert "my sister" in words and "husband" in words and "小王" in words
+    assert len(name_words("x " * 5000)) <= 600
+
+
+def test_a_context_reads_unread_memories_only_for_someone_they_name():
+    assert may_name_someone("小王是谁？", ["我同事小王是前端"])
+    assert may_name_someone("what does my sister do?", ["My sister is a nurse"])
+    assert not may_name_someone("今晚吃什么？", ["我同事小王是前端"])
+    assert not may_name_someone("Who is Bob?", ["My sister is a nurse"])
+
+
+def test_facts_read_both_ways_and_keep_their_times():
+    edges = [{"subject": "user", "relation": "sibling", "objectId": "e1", "value": "sister",
+              "objectName": "Anna", "subjectName": "user"},
+             {"subject": "e1", "relation": "spouse", "objectId": "e2", "value": "husband",
+              "objectName": "Tom", "subjectName": "Anna"},
+             {"subject": "e1", "relation": "works_as", "objectId": None, "value": "nurse",
+              "validFrom": "2019", "objectName": None, "subjectName": "Anna"}]
+    assert facts("e1", edges, chinese=False) == ["sister", "husband Tom", "nurse (since 2019)"]
+    assert facts("e1", edges, chinese=True) == ["姐姐", "老公 Tom", "nurse（2019起）"]
+    assert facts("e2", edges[1:2], chinese=False) == ["Anna's husband"]
+
+
+def test_a_question_names_a_past_period_or_none():
+    from datetime import datetime, timezone
+    now = datetime(2026, 12, 2, tzinfo=timezone.utc)
+    assert asked_as_of("去年五月我住在哪？", now) == "2025-05-31T23:59:59.999Z"
+    assert asked_as_of("where did I live in 2024?", now) == "2024-12-31T23:59:59.999Z"
+    assert asked_as_of("what is my plan next week?", now) is None
+    assert asked_as_of("how do I configure nginx?", now) is None
