@@ -332,6 +332,7 @@ COMMANDS = {c.name: c for c in (
         Example: ekko-mem graph Anna --depth 2
         Example: ekko-mem graph 小王 --as-of 2026-03-01 --json
         """,
+        fast=True,
         arg=Arg("name", "The entity's name or an alias.", metavar="NAME", required=True),
         options=(
             Opt("--depth", "depth", rule=VALUES["depth"]),
