@@ -68,6 +68,40 @@ def test_purge_leaves_no_byte_in_any_copy(cli, ws):
     assert SECRET not in cli("audit", "--json").out
 
 
+def test_purge_leaves_no_byte_of_an_entity_the_graph_read(cli, ws):
+    """The graph has read the memory (edges, an entity, its names indexed): a hard erase
+    takes every row, index entry and free page that held the name, in the db and its WAL;
+    a copy taken before is the only place it stays."""
+    folder = ws / ".ekko"
+    node = node_id(cli("remember", "--scope", "workspace", "--json",
+                       "我同事王小舟是前端，他生日是3月5日"))
+    named = node_id(cli("remember", "--scope", "workspace", "--entity", "Quillon:project",
+                        "--json", "we meet on Fridays"))
+    assert cli("graph", "王小舟", "--json").json()["entity"]["aliases"] == ["我同事王小舟"]
+    assert cli("graph", "Quillon", "--json").json()["entity"]["kind"] == "project"
+    shutil.copy(folder / "memory.db", ws / "copy.db")
+    for name in ("王小舟", "Quillon"):
+        assert files_holding(folder, name) == ["memory.db"]
+    for gone in (node, named):
+        result = cli("forget", gone, "--hard", "--purge-sources", "--yes", "--json",
+                     "--verify")
+        assert result.code == 0, result
+        assert result.json()["verify"]["clean"] is True
+    for name in ("王小舟", "Quillon"):
+        assert cli("graph", name).code == 5
+        assert files_holding(folder, name) == []
+    assert files_holding(ws, "王小舟") == ["copy.db"]
+
+
+def test_an_entity_named_outright_goes_with_its_memory_before_the_graph_read_it(cli, ws):
+    node = node_id(cli("remember", "--scope", "workspace", "--entity", "Quillon:project",
+                       "--json", "we meet on Fridays"))
+    assert files_holding(ws / ".ekko", "Quillon") == ["memory.db"]
+    assert cli("forget", node, "--hard", "--purge-sources", "--yes").code == 0
+    assert files_holding(ws / ".ekko", "Quillon") == []
+    assert cli("graph", "Quillon").code == 5
+
+
 def test_a_purge_is_not_undone_and_the_refusal_is_one_line(cli, ws):
     msg, old, new = seed_everywhere(cli)
     assert cli("forget", new, "--hard", "--purge-sources", "--yes").code == 0

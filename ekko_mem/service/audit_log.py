@@ -75,6 +75,7 @@ class AuditLog(UseCase):
                 changed, current, restored = self._reverse_change(store, event, now)
             self._one_version(store, event, current, restored)
             self._slot_free(store, event, restored, now)
+            _graph_follows(store, current, restored["status"], now)
             store.nodes.replace_node(restored)
             undo_id = self.record(store, "undo", restored, actor,
                                   reason or f"undo {event['id']}", before=current,
@@ -158,6 +159,7 @@ class AuditLog(UseCase):
             old = store.nodes.get_node(old_id)
             if old is None or old["status"] != "superseded":
                 raise Rejected(f"{old_id} is no longer superseded", "nothing to undo")
+            _graph_follows(store, old, "active", now)
             store.nodes.set_status(old["id"], "active", now)
             _alone_in_chain(store, event, old["id"], {old["id"], current["id"]})
             changed.append(old["id"])
@@ -187,6 +189,7 @@ class AuditLog(UseCase):
             if old is None or old["status"] != now_is:
                 raise Rejected(f"{old_id or 'the older version'} is no longer {now_is}",
                                "nothing to redo")
+            _graph_follows(store, old, becomes, now)
             store.nodes.set_status(old["id"], becomes, now)
             if becomes == "active":
                 _alone_in_chain(store, undo, old["id"], {old["id"], current["id"]})
@@ -308,6 +311,18 @@ class AuditLog(UseCase):
             raise Rejected(f"{head} {what}; sensitive.policy is 'refuse'", NOTHING)
         raise Rejected(f"{head} {what} that the memory does not hold now, and an undo cannot"
                        " confirm it", f"remember it again, confirmed, if it is meant; {NOTHING}")
+
+
+def _graph_follows(store, node: dict, status: str, now: str) -> None:
+    """The graph's edges from `node` (as it is before the undo writes it) follow it to
+    `status`, in the undo's transaction. A memory leaving force retires its live edges; one
+    coming back revives those it lost when it left, which were retired at the moment its
+    status changed: its updatedAt since then. A memory the graph has not read yet has no
+    edges, and is read with the status it has by then."""
+    if node["status"] == "active" and status != "active":
+        store.graph.retire_from([node["id"]], now)
+    elif node["status"] != "active" and status == "active":
+        store.graph.revive_from([node["id"]], node["updatedAt"])
 
 
 def _valid(head: str, node: dict) -> None:

@@ -138,6 +138,8 @@ class Erasure(UseCase):
         report["_user"] = report["_user"] or self._is_user(store)
         now = self.env.now_iso()
         store.erasure.add_tombstones({n["id"]: node_digest_text(n) for n in chain}, now)
+        entities = store.erasure.entities_of(ids, [e for n in chain
+                                                   for e in n.get("entities") or []])
         self.graph.erase(store, ids)
         for node in chain:
             store.nodes.hard_delete_node(node["id"])
@@ -149,6 +151,7 @@ class Erasure(UseCase):
                         # ids only: context leaves out the chat lines the memory came from
                         after={"mode": "hard",
                                "sourceMessageIds": node.get("sourceMessageIds") or []})
+        self._settle_graph(store, entities, now)
         if purge_sources:
             sources = sorted({m for n in chain for m in n.get("sourceMessageIds", [])})
             here = sorted(store.messages.message_ids_exist(sources))
@@ -163,6 +166,20 @@ class Erasure(UseCase):
         report["summariesDropped"] += store.erasure.drop_summaries(
             store.erasure.summaries_containing(texts), now)
         store.erasure.scrub_event_copies(ids, texts)
+
+    @staticmethod
+    def _settle_graph(store, entities: dict[str, str], now: str) -> None:
+        """Once the memories are gone: an entity nothing names any more goes, with a
+        tombstone (an older export brings it back no more than its memories); one that stays
+        loses the aliases only erased words said. And the graph's reading mark steps back
+        when the memories it had read last are gone, since the next memory takes their
+        place (rowid) and would be taken as read."""
+        gone = store.erasure.settle_entities(entities)
+        store.erasure.add_tombstones(gone, now)
+        from .graph import SWEPT
+        read_to, last = store.graph.read_to()
+        if read_to > last:
+            store.set_meta(SWEPT, str(last))
 
     def _is_user(self, store) -> bool:
         return store is self.stores.user_store()
@@ -437,13 +454,14 @@ def settle_runs(workspace, user, texts=()) -> int:
 
 def erased_records(records, stores) -> set[str]:
     """The ids among an import's `records` [(kind, data)] that a tombstone in any of `stores`
-    names: by id; an event by its node's id too; a node or message also by the digest of its
-    words when they are distinctive (the same words under a new id)."""
+    names: by id; an event by its node's id too; a node, message or entity also by the digest
+    of its words (an entity's name) when they are distinctive (the same words under a new
+    id)."""
     records = list(records)
     ids = {data["id"] for _, data in records} | {
         data["nodeId"] for kind, data in records if kind == "event" and data.get("nodeId")}
     texts = {data["id"]: _record_text(kind, data) for kind, data in records
-             if kind in ("node", "message")}
+             if kind in ("node", "message", "entity")}
     wanted = [t for t in texts.values() if len(t.encode("utf-8", "surrogatepass")) >= MIN_BYTES]
     named: set[str] = set()
     same_words: set[str] = set()
@@ -456,6 +474,8 @@ def erased_records(records, stores) -> set[str]:
 
 
 def _record_text(kind: str, data: dict) -> str:
+    if kind == "entity":  # its tombstone digests its name (_settle_graph)
+        return data["name"]
     return node_digest_text(data) if kind == "node" else data.get("content") or ""
 
 

@@ -1,5 +1,7 @@
-"""Export and import: a lossless JSON Lines round trip of messages, summaries, nodes and
-audit events, streamed both ways so memory stays bounded whatever the size.
+"""Export and import: a lossless JSON Lines round trip of messages, summaries, nodes, audit
+events and the graph's entities, streamed both ways so memory stays bounded whatever the size.
+An entity is merged by name; its edges are not written but read again from the imported
+memories when the graph is next read, at the times those memories give.
 
 An export reads each db inside one snapshot, a batch of rows at a time, and, to a file,
 replaces the target only once the whole file is on disk. An import is idempotent by id and
@@ -42,7 +44,7 @@ if TYPE_CHECKING:
 
 FORMAT = "ekko-mem-export"
 VERSION = 1
-KINDS = ("message", "summary", "node", "event")
+KINDS = ("message", "summary", "node", "event", "entity")
 BATCH = 1000  # records checked or written at a time
 
 
@@ -67,7 +69,8 @@ class Transfer(UseCase):
     # -- export ------------------------------------------------------------------------------
     def export_lines(self, *, scopes: list[str] | None = None,
                      session: str | None = None) -> Iterator[dict]:
-        """Yield export records: a header, then messages, summaries, nodes and events."""
+        """Yield export records: a header, then messages, summaries, nodes, entities and
+        events."""
         chosen = [self.drafts.check_choice("scope", s) for s in scopes or []]
         scopes = [s for s in chosen if s is not None] or None
         yield {"kind": "header", "format": FORMAT, "version": VERSION}
@@ -96,6 +99,10 @@ class Transfer(UseCase):
         for store in stores.values():
             for node in store.transfer.export_nodes(scopes, session):
                 yield {"kind": "node", "data": node}
+        for name, store in stores.items():
+            for entity in store.transfer.export_entities(scopes, session,
+                                                         _every_node(name, scopes, session)):
+                yield {"kind": "entity", "data": {**entity, "scope": name}}
         every = scopes is None and session is None
         for store in stores.values():
             # A filtered export keeps the events of the nodes it holds, whichever db holds
@@ -141,7 +148,7 @@ class Transfer(UseCase):
             # messages and history that never arrived.
             held = stack.enter_context(atomic_together([s.db for s in stores.values()]))
             again = False
-            if "user" not in stores and index.holds_user_nodes():
+            if "user" not in stores and index.holds_user_records():
                 # Made only once the file is known good, locked last as above. Should another
                 # process have made it meanwhile and written to it, it is checked again.
                 stores["user"] = self.stores.for_scope("user", create=True)
@@ -233,12 +240,12 @@ class Transfer(UseCase):
     def _import_parsers(self, cap: int):
         from pydantic import BaseModel, ValidationError
 
-        from ..models import (MemoryAuditEvent, MemoryMessage, MemoryNode, MemorySummary,
-                              validation_message)
+        from ..models import (MemoryAuditEvent, MemoryEntity, MemoryMessage, MemoryNode,
+                              MemorySummary, validation_message)
         from ..store.copies import looks_stored
         models: dict[str, type[BaseModel]] = {
             "message": MemoryMessage, "summary": MemorySummary, "node": MemoryNode,
-            "event": MemoryAuditEvent}
+            "event": MemoryAuditEvent, "entity": MemoryEntity}
 
         def read(number: int, line) -> dict | None:
             """The line's object, or None for a blank line."""
@@ -264,7 +271,7 @@ class Transfer(UseCase):
             if misshapen is not None:
                 field, of = misshapen
                 raise Rejected(f"line {number}: {kind} {field} is not a well-formed {of} id",
-                               f"an id is a name like {PREFIXES[of]}_01k: letters, digits,"
+                               f"an id is a name like {_PREFIXES[of]}_01k: letters, digits,"
                                f" '_', '.' or '-'; fix that line; {NOTHING}")
             if kind == "event" and not isinstance(data.get("payload"), (dict, type(None))):
                 raise Rejected(f"line {number}: event {data['id']} payload is not a JSON object",
@@ -283,8 +290,8 @@ class Transfer(UseCase):
         """Note a batch's ids in the index; the refusal of the first id seen before, if any."""
         if index is None or not batch:
             return None
-        repeated = index.add([(kind, data["id"], number, kind == "node"
-                               and data["scope"] == "user") for number, kind, data, _ in batch])
+        repeated = index.add([(kind, data["id"], number, _target(kind, data) == "user")
+                              for number, kind, data, _ in batch])
         if repeated is not None:
             number, first = repeated
             kind = next(k for n, k, *_ in batch if n == number)
@@ -311,6 +318,11 @@ class Transfer(UseCase):
                 [stores[target]] if target in stores else []
             present[(kind, target)] = set().union(
                 *(store.transfer.existing_ids(kind, ids) for store in dbs))
+        for target in ("workspace", "user"):
+            if ("entity", target) in present and target in stores:
+                entities = [data for _, kind, data, _, where in placed
+                            if kind == "entity" and where == target]
+                present[("entity", target)] |= _entities_held(entities, stores[target])
         return [item for item in placed if item[2]["id"] not in present[(item[1], item[4])]]
 
     # -- the write policy, applied to every record the import would add -------------------------
@@ -327,19 +339,21 @@ class Transfer(UseCase):
                 break
             if question and verdict.secret is None:
                 verdict.secret = (number, question)
-            if kind == "node" and data["scope"] == "user":  # "explicit" in a file vouches nothing
-                verdict.unconfirmed += 1
+            if target == "user" and kind in ("node", "entity"):  # a file vouches for nothing
+                verdict.unconfirmed[kind] += 1
                 verdict.first_user = verdict.first_user or number
             passed[kind].append((number, target, data))
         self._import_links(passed, stores, index)  # an earlier line's may be the first refusal
         if verdict.refusal is not None:
             return
-        index.note_fresh([(kind, target, data["id"]) for kind in ("message", "summary", "node")
+        index.note_fresh([(kind, target, data["id"])
+                          for kind in ("message", "summary", "node", "entity")
                           for _, target, data in passed[kind]])
         index.stage_messages([(number, data) for number, _, data in passed["message"]])
         index.stage_summaries([(number, data) for number, _, data in passed["summary"]])
         index.stage_nodes(passed["node"])  # before the events, which look their nodes up
         index.stage_events([(number, data) for number, _, data in passed["event"]])
+        index.stage_entities(passed["entity"])
 
     def _import_check(self, number: int, kind: str, data: dict, nul: bool, target: str,
                       stores: dict, index) -> str | None:
@@ -349,6 +363,8 @@ class Transfer(UseCase):
         if nul:
             from ..policy.nul import refuse_nul
             refuse_nul(data, kind)
+        if kind == "entity":
+            return self._import_entity(data)
         if kind == "message":
             self._import_size("message content", data["content"], "limits.message")
             return self._import_text_secret("message", data)
@@ -360,6 +376,15 @@ class Transfer(UseCase):
         self._import_refs(number, data, store, target, index)
         self._import_single(number, data, store, target, index)
         return self._import_node_secret(data)
+
+    def _import_entity(self, entity: dict) -> str | None:
+        """A name and aliases as long as a title may be, never blank (the model checks the
+        kind); a credential in one is asked about as in a message."""
+        for field, text in [("name", entity["name"]), *(("alias", a) for a in entity["aliases"])]:
+            if not text.strip():
+                raise Rejected(f"entity {field} is blank", "give the name it is known by")
+            self._import_size(f"entity {field}", text, "limits.title")
+        return self._import_text_secret("entity", entity)
 
     def _import_size(self, what: str, text: str, setting: str) -> None:
         check_size(what, text, self.config.get(setting), setting)
@@ -567,6 +592,17 @@ class Transfer(UseCase):
                 counts["node"] += len(staged)
         for batch in index.staged_events():
             counts["event"] += self._insert_events(batch, stores, index)
+        for name, store in stores.items():
+            for entities in index.staged_entities(name):
+                for entity in entities:
+                    # Merged by name: the file's kind over the one the rules guessed here.
+                    found = store.graph.entity_id(entity["name"], entity["kind"],
+                                                  entity["aliases"], entity["createdAt"],
+                                                  entity["id"])
+                    store.graph.set_kind(found, entity["kind"])
+                counts["entity"] += len(entities)
+        if not counts["entity"]:
+            del counts["entity"]  # a file without entities reports what it always did
         return counts
 
     def _record_imports(self, store, nodes: list[dict], index) -> None:
@@ -619,7 +655,7 @@ class _Verdict:
     def __init__(self) -> None:
         self.refusal: tuple[int, Rejected] | None = None
         self.cycle: tuple[int, str] | None = None
-        self.unconfirmed = 0
+        self.unconfirmed = {"node": 0, "entity": 0}  # bound for the user db
         self.first_user: int | None = None
         self.secret: tuple[int, str] | None = None
 
@@ -639,11 +675,14 @@ class _Verdict:
             raise min(found, key=lambda item: item[:2])[2]
         if confirm:
             return
-        if self.unconfirmed:
+        if any(self.unconfirmed.values()):
+            what = " and ".join(f"{count} user-scope {plural}" for count, plural in (
+                (self.unconfirmed["node"], "memories"), (self.unconfirmed["entity"], "entities"))
+                if count)
             raise NeedsConfirmation(
-                f"{self.unconfirmed} user-scope memories (first at line {self.first_user})"
-                " would shape every workspace, and a file cannot show that you stated them",
-                "if you trust the file", step=Step("confirm"))
+                f"{what} (first at line {self.first_user}) would shape every workspace, and a"
+                " file cannot show that you stated them", "if you trust the file",
+                step=Step("confirm"))
         if self.secret is not None:
             raise NeedsConfirmation(f"line {self.secret[0]}: {self.secret[1]}",
                                     "to import sensitive data", step=Step("confirm"))
@@ -667,7 +706,8 @@ def _at_line(number: int, exc: Rejected) -> Rejected:
 # -- the shape of what a file names ----------------------------------------------------------
 _ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_.\-]{0,127}")
 # The fields of each kind that name a record, and the kind of record they name.
-_ID_FIELDS = {"message": (("id", "message"), ("parentId", "message")),
+_ID_FIELDS = {"entity": (("id", "entity"),),
+              "message": (("id", "message"), ("parentId", "message")),
               "summary": (("id", "summary"), ("parentSummaryId", "summary"),
                           ("fromMessageId", "message"), ("toMessageId", "message")),
               "node": (("id", "node"), ("supersedesId", "node"), ("parentId", "node")),
@@ -678,8 +718,26 @@ _LINKED = (("node supersedesId", "node", "supersedesId"), ("node parentId", "nod
            ("message parentId", "message", "parentId"))
 
 
+_PREFIXES = {**PREFIXES, "entity": "ent"}
+
+
 def _target(kind: str, data: dict) -> str:
-    return "user" if kind == "node" and data["scope"] == "user" else "workspace"
+    return "user" if kind in ("node", "entity") and data["scope"] == "user" else "workspace"
+
+
+def _every_node(db: str, scopes, session) -> bool:
+    """Whether an export with these filters holds every memory of the db called `db`."""
+    if db == "user":
+        return scopes is None or "user" in scopes
+    return session is None and (scopes is None or {"session", "workspace"} <= set(scopes))
+
+
+def _entities_held(entities: list[dict], store) -> set[str]:
+    """The ids of `entities` that `store` holds as they are, under another id: the same name
+    and kind, every alias known."""
+    known = store.transfer.entities_named([e["name"] for e in entities])
+    return {e["id"] for e in entities if e["name"] in known
+            and known[e["name"]][0] == e["kind"] and set(e["aliases"]) <= set(known[e["name"]][1])}
 
 
 def _shaped(value, kind: str) -> bool:
@@ -689,7 +747,7 @@ def _shaped(value, kind: str) -> bool:
         return False
     if kind == "message":
         return kind_of(value) in (None, "message")
-    return value.startswith(f"{PREFIXES[kind]}_") and len(value) > len(PREFIXES[kind]) + 1
+    return value.startswith(f"{_PREFIXES[kind]}_") and len(value) > len(_PREFIXES[kind]) + 1
 
 
 def _misshapen(kind: str, data: dict) -> tuple[str, str] | None:

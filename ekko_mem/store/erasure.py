@@ -108,6 +108,75 @@ class ErasureStore(Part):
                             " where id = ?", (codec.dumps(clean), reason, event_id))
         return len(hits)
 
+    # -- the entity graph ---------------------------------------------------------------------
+    def entities_of(self, node_ids: list[str], names: list[str]) -> dict[str, str]:
+        """{id: name} of the entities these memories' edges name, and of those `names` (the
+        memories' own entity lists) call by a name or an alias: asked before they go."""
+        found: dict[str, str] = {}
+        for node_id in node_ids:
+            found.update(self.db.all(
+                "select e.id, e.name from memory_edges g join memory_entities e"
+                " on e.id = g.subject or e.id = g.object_entity_id"
+                " where g.source_node_id = ?", (node_id,)))
+        for name in dict.fromkeys(names):
+            found.update(self.db.all(
+                "select e.id, e.name from memory_entity_names n join memory_entities e"
+                " on e.id = n.entity_id where n.name = ?", (name,)))
+        return found
+
+    def settle_entities(self, entities: dict[str, str]) -> dict[str, str]:
+        """After the edges of erased memories went: each of `entities` that no edge and no
+        memory's entity list names any more is deleted, with its names; one that stays keeps
+        only the aliases a memory that names it still says (the others came from erased
+        words). Returns {id: name} of those deleted."""
+        gone: dict[str, str] = {}
+        for entity_id, name in entities.items():
+            row = self.db.one("select aliases_json from memory_entities where id = ?",
+                              (entity_id,))
+            aliases = json.loads(row[0]) if row else []
+            names = [name, *aliases]
+            if row is None or not self._named_still(entity_id, names):
+                self.db.execute("delete from memory_entities where id = ?", (entity_id,))
+                self.db.execute("delete from memory_entity_names where entity_id = ?",
+                                (entity_id,))
+                gone[entity_id] = name
+                continue
+            kept = [a for a in aliases if self._said_about(entity_id, names, a)]
+            if kept != aliases:
+                self.db.execute("update memory_entities set aliases_json = ? where id = ?",
+                                (json.dumps(kept, ensure_ascii=False), entity_id))
+                self.db.execute("delete from memory_entity_names where entity_id = ?",
+                                (entity_id,))
+                self.db.executemany("insert or ignore into memory_entity_names values (?, ?)",
+                                    [(n, entity_id) for n in [name, *kept] if n.strip()])
+        return gone
+
+    def _named_still(self, entity_id: str, names: list[str]) -> bool:
+        if self.db.one("select 1 from memory_edges where subject = ? union all select 1 from"
+                       " memory_edges where object_entity_id = ? limit 1",
+                       (entity_id, entity_id)) is not None:
+            return True
+        return any(self._listing(n, 1) for n in names)
+
+    def _listing(self, name: str, limit: int = -1) -> list[tuple[str, str]]:
+        """(title, content) of the memories whose entity list holds `name`, case aside (a
+        scan, read only by an erasure)."""
+        return self.db.all(
+            "select title, content from memory_nodes where instr(lower(entities_json),"
+            " lower(?2)) and exists (select 1 from json_each(entities_json) j"
+            " where j.value = ?1 collate nocase) limit ?3", (name, _json_body(name), limit))
+
+    def _said_about(self, entity_id: str, names: list[str], alias: str) -> bool:
+        """Whether a memory that names the entity (by an edge or in its entity list) still
+        holds `alias` in its words, or one lists the alias itself."""
+        if self.db.one("select 1 from memory_edges g join memory_nodes n"
+                       " on n.id = g.source_node_id where (g.subject = ?1 or"
+                       " g.object_entity_id = ?1) and (instr(n.title, ?2) or"
+                       " instr(n.content, ?2)) limit 1", (entity_id, alias)) is not None:
+            return True
+        return bool(self._listing(alias, 1)) or any(alias in title or alias in content
+                   for n in names for title, content in self._listing(n))
+
     # -- extraction bookkeeping --------------------------------------------------------------
     def forget_extraction_of(self, message_ids: list[str]) -> None:
         """Watermarks on a purged message step back to the one before it; queued retries that

@@ -4,6 +4,7 @@ at once, and what tells it whether another process wrote meanwhile; and the scra
 import keeps between its passes."""
 from __future__ import annotations
 
+import json
 import marshal
 import sqlite3
 from contextlib import contextmanager, suppress
@@ -14,7 +15,7 @@ from .connection import Connection, Part, translate
 
 # a record's kind -> its table
 TABLES = {"message": "memory_messages", "summary": "memory_summaries", "node": "memory_nodes",
-          "event": "memory_audit_events"}
+          "event": "memory_audit_events", "entity": "memory_entities"}
 FETCH = 500  # rows read at a time: an export holds a batch, never a table
 # The references a record makes to a record of its own kind, which a chain of must end:
 # each with the table and column that hold it.
@@ -140,6 +141,37 @@ class TransferStore(Part):
                               " order by created_at, id", args):
             yield codec.node_from_row(row)
 
+    def export_entities(self, scopes: list[str] | None = None, session_id: str | None = None,
+                        every: bool = True):
+        """The graph's entities (id, name, kind, aliases, createdAt): all of them when the
+        export holds every memory of this db, else those an edge of a memory it holds names
+        (an entity no edge names belongs to no scope)."""
+        args: list = []
+        clause = ""
+        if not every:
+            where, args = self._node_filter(scopes, session_id)
+            held = " ".join(f"and {w}" for w in where)
+            clause = " or ".join(
+                "exists (select 1 from memory_edges g join memory_nodes n on n.id ="
+                f" g.source_node_id where g.{column} = e.id {held})"
+                for column in ("subject", "object_entity_id"))
+            clause, args = f"where {clause}", args * 2
+        for row in self._rows("select id, name, kind, aliases_json, created_at from"
+                              f" memory_entities e {clause} order by created_at, id", args):
+            yield {"id": row[0], "name": row[1], "kind": row[2], "aliases": json.loads(row[3]),
+                   "createdAt": row[4]}
+
+    def entities_named(self, names: list[str]) -> dict[str, tuple[str, list[str]]]:
+        """{name: (kind, aliases)} of the entities called exactly one of `names`."""
+        found: dict[str, tuple[str, list[str]]] = {}
+        for start in range(0, len(names), FETCH):
+            chunk = names[start:start + FETCH]
+            for name, kind, aliases in self.db.all(
+                    "select name, kind, aliases_json from memory_entities where name in"
+                    f" ({','.join('?' * len(chunk))})", chunk):
+                found[name] = (kind, json.loads(aliases))
+        return found
+
     def export_events(self):
         """Events as recorded: one whose node copy is the node's row gets the row written in
         (store/nodes.py), so an export stands on its own."""
@@ -246,6 +278,8 @@ class ImportIndex:
                     "create table summaries (line integer primary key, data blob not null)",
                     "create table events (line integer primary key, id text not null,"
                     " node_id text, digest blob, data blob not null, same blob)",
+                    "create table entities (line integer primary key, target text not null,"
+                    " data blob not null)",
                     "begin"):  # one transaction, never committed: nothing is kept
             self.db.execute(sql)
 
@@ -253,8 +287,8 @@ class ImportIndex:
         self.db.close()
 
     def add(self, rows: list[tuple[str, str, int, bool]]) -> tuple[int, int] | None:
-        """Note (kind, id, line, user memory) rows; the first that repeats a kind and id
-        already noted, as (its line, the earlier line), else None."""
+        """Note (kind, id, line, bound for the user db) rows; the first that repeats a kind
+        and id already noted, as (its line, the earlier line), else None."""
         before = self.db.raw.total_changes
         self.db.executemany("insert or ignore into seen values (?, ?, ?, ?)", rows)
         if self.db.raw.total_changes - before == len(rows):
@@ -273,9 +307,9 @@ class ImportIndex:
     def count(self) -> int:
         return self.db.one("select count(*) from seen")[0]
 
-    def holds_user_nodes(self) -> bool:
-        return self.db.one("select exists (select 1 from seen where kind = 'node'"
-                           " and user)")[0] == 1
+    def holds_user_records(self) -> bool:
+        """Whether the file brings anything to the user db (a memory, an entity)."""
+        return self.db.one("select exists (select 1 from seen where user)")[0] == 1
 
     def user_nodes_among(self, ids: list[str]) -> set[str]:
         return self._among("seen", "id", ids, "kind = 'node' and user and ")
@@ -448,6 +482,17 @@ class ImportIndex:
             else:
                 row[4] = marshal.dumps(codec.event_to_row(event))
         self.db.executemany("insert into events values (?, ?, ?, ?, ?, ?)", rows)
+
+    def stage_entities(self, items: list[tuple[int, str, dict]]) -> None:
+        """(line, target db, entity) for entities that passed the checks."""
+        self.db.executemany("insert into entities values (?, ?, ?)", [
+            (line, target, marshal.dumps(entity)) for line, target, entity in items])
+
+    def staged_entities(self, target: str):
+        """Lists of entities for `target`'s db, in file order."""
+        for rows in self._staged("select line, data from entities where target = ?"
+                                 " and line > ? order by line limit ?", (target,)):
+            yield [marshal.loads(data) for _, data in rows]
 
     def stages_as_is(self, copy: dict) -> bool:
         """Whether `copy` is exactly a node staged already (an event's copy of the node it
