@@ -174,3 +174,24 @@ def test_a_question_names_a_past_period_or_none():
     assert asked_as_of("where did I live in 2024?", now) == "2024-12-31T23:59:59.999Z"
     assert asked_as_of("what is my plan next week?", now) is None
     assert asked_as_of("how do I configure nginx?", now) is None
+
+
+def test_an_edit_in_place_retires_what_the_old_words_said(cli, ws):
+    node = remembered(cli, "My colleague Bea is a nurse")
+    assert context(cli, "What does Bea do?")["entities"][0]["facts"] == ["colleague", "nurse"]
+    from ekko_mem import MemoryService
+    with MemoryService(ws) as svc:
+        result = svc.propose_update("update", {"content": "My colleague Bea is a pilot",
+                                               "title": "My colleague Bea is a pilot"},
+                                    target_id=node, actor="user")
+    assert result["accepted"] and result["nodeId"] == node
+    assert context(cli, "What does Bea do?")["entities"][0]["facts"] == ["colleague", "pilot"]
+    edges = cli("graph", "Bea", "--json").json()["edges"]
+    assert {(e["value"], bool(e["retiredAt"])) for e in edges if e["relation"] == "works_as"} \
+        == {("nurse", True), ("pilot", False)}
+
+
+def test_relative_times_are_read_from_when_the_memory_was_written(cli, ws):
+    remembered(cli, "My sister Anna moved to Paris last year", at="2024-06-01T10:00:00Z")
+    edges = cli("graph", "Anna", "--json").json()["edges"]
+    assert [e["validFrom"] for e in edges if e["relation"] == "lives_in"] == ["2023"]

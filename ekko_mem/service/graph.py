@@ -77,7 +77,9 @@ class Graph(UseCase):
     def record(self, store: SqliteMemoryStore, node: dict) -> int:
         """Store the entities and edges `node`'s words give; returns how many edges."""
         from ..extract.entities import read_graph
-        found = read_graph(node_text(node), self.env.now())
+        from ..env import parse_time
+        # "last year" is the year before the memory was written, however late it is read.
+        found = read_graph(node_text(node), parse_time(node["createdAt"]))
         named = [n for n in node.get("entities") or [] if str(n).strip()]
         if not found.edges and not named:
             return 0
@@ -118,6 +120,14 @@ class Graph(UseCase):
             for name, kind in kinds.items():
                 entity_id = store.graph.entity_id(name, kind, [], now, _id("ent"))
                 store.graph.set_kind(entity_id, kind)
+
+    def reread(self, store: SqliteMemoryStore, node: dict, now: str) -> None:
+        """A memory's words were edited in place: the edges its old words gave are retired
+        and its new words read, if the graph had read it; if not, it reads the new words
+        when it comes to it."""
+        if store.graph.was_read(node["id"]):
+            store.graph.retire_from([node["id"]], now)
+            self.record(store, {**node, "createdAt": now})
 
     def retire(self, store: SqliteMemoryStore, node_ids: list[str], now: str) -> int:
         """The memories were replaced, forgotten or expired: their edges hold no more."""

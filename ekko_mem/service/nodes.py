@@ -123,6 +123,8 @@ class Nodes(UseCase):
             old = self._still_active(store, old)
             node["status"] = old["status"]
             store.nodes.replace_node(node)
+            if node["status"] == "active" and _words_changed(old, node):
+                self.graph.reread(store, node, self.env.now_iso())
             why = explain(reason or "updated", node, actor)
             self.audit_log.record(store, "update", node, actor, why, before=old, after=node,
                                   notes=notes)
@@ -284,6 +286,10 @@ class Nodes(UseCase):
         if notes:
             out["notes"] = notes
         return out
+
+
+def _words_changed(old: dict, node: dict) -> bool:
+    return any(old.get(k) != node.get(k) for k in ("title", "content", "entities"))
 
 
 def _given(draft: dict, field: str) -> str | None:

@@ -130,6 +130,13 @@ class GraphStore(Part):
                           " (select max(rowid) from memory_nodes)")
         return int(row[0] or 0), int(row[1] or 0)
 
+    def was_read(self, node_id: str) -> bool:
+        """Whether the graph has read this memory (its rowid is at or before the mark)."""
+        row = self.db.one("select rowid <= coalesce((select cast(value as integer) from"
+                          " ekko_meta where key = 'graph_read_to'), 0) from memory_nodes"
+                          " where id = ?", (node_id,))
+        return bool(row and row[0])
+
     def texts_after(self, rowid: int, limit: int) -> list[str]:
         """The titles and contents of the memories after `rowid` (the graph has not read them)."""
         return [f"{r[0]}\n{r[1]}" for r in self.db.all(
