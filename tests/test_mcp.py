@@ -170,6 +170,16 @@ def test_the_graph_tool_answers_as_graph_does(agent):
 
 
 @needs_mcp
+def test_a_model_names_an_entity_and_its_kind(agent):
+    node = {"scope": "workspace", "type": "fact", "title": "Zed ships every two weeks",
+            "content": "Zed ships every two weeks", "entities": ["Zed:project"]}
+    assert agent.remember(node)["accepted"] is True
+    found = agent.call("memory_graph", name="Zed").data
+    assert found["entity"]["kind"] == "project"
+    assert [e["relation"] for e in found["edges"]] == ["mentioned"]
+
+
+@needs_mcp
 def test_user_scope_without_intent_asks_and_writes_nothing(agent):
     result = agent.remember(cilantro("豆腐", key="preferred_ingredient"))
     assert result["accepted"] is False and result["requiresConfirmation"] is True
