@@ -174,6 +174,11 @@ def test_a_question_names_a_past_period_or_none():
     assert asked_as_of("where did I live in 2024?", now) == "2024-12-31T23:59:59.999Z"
     assert asked_as_of("what is my plan next week?", now) is None
     assert asked_as_of("how do I configure nginx?", now) is None
+    from ekko_mem.policy.timeexpr import asks_before_change
+    assert asks_before_change("which database did we use before the switch?")
+    assert asks_before_change("数据库换成MySQL之前用的什么？")
+    assert not asks_before_change("what do we use now?")
+    assert not asks_before_change("I moved here before")
 
 
 def test_an_edit_in_place_retires_what_the_old_words_said(cli, ws):
@@ -195,3 +200,24 @@ def test_relative_times_are_read_from_when_the_memory_was_written(cli, ws):
     remembered(cli, "My sister Anna moved to Paris last year", at="2024-06-01T10:00:00Z")
     edges = cli("graph", "Anna", "--json").json()["edges"]
     assert [e["validFrom"] for e in edges if e["relation"] == "lives_in"] == ["2023"]
+
+
+def test_before_the_switch_reads_memory_as_of_just_before_the_change(cli, ws):
+    old = remembered(cli, "--type", "decision", "The project uses PostgreSQL as its database",
+                     at="2025-03-01T10:00:00Z")
+    remembered(cli, "--type", "decision", "--supersedes", old,
+               "The project switched its database to MySQL", at="2026-06-01T10:00:00Z")
+    before = context(cli, "which database did the project use before the switch?")
+    assert before["diagnostics"]["asOf"] == "2026-06-01T09:59:59.999Z"
+    assert [n["content"] for n in before["relevantNodes"]] == [
+        "The project uses PostgreSQL as its database"]
+    now = context(cli, "which database does the project use?")
+    assert now["diagnostics"]["asOf"] is None
+    assert [n["content"] for n in now["relevantNodes"]] == [
+        "The project switched its database to MySQL"]
+
+
+def test_before_a_change_nothing_replaced_sets_no_moment(cli, ws):
+    remembered(cli, "我们用 Redis 做缓存")
+    answer = context(cli, "缓存换之前用的什么？")
+    assert answer["diagnostics"]["asOf"] is None

@@ -176,3 +176,18 @@ def _period_end(period: str) -> datetime | None:
     except ValueError:
         return None
     return datetime(last.year, last.month, last.day, 23, 59, 59, 999000, tzinfo=timezone.utc)
+
+
+# "before the switch": a question about the version a change replaced, not about a date.
+_BEFORE_CHANGE = (
+    r"\bbefore (?:the |that |this |our |we |you |i )?(?:switch|switched|switching|change|changed|"
+    r"changing|move|moved|moving|migration|migrated|migrating|replacement|replaced|upgrade|"
+    r"upgraded)\b|(?:换|切换|迁移|改|搬家|搬|升级|替换)(?:了|成\S{0,12})?之前|(?:换|改)掉?以前")
+
+
+def asks_before_change(question: str) -> bool:
+    """Whether a question asks what held before a change ("before the switch", 换之前)."""
+    lowered = question.lower()
+    if "before" not in lowered and "前" not in lowered:
+        return False
+    return bool(re.search(_BEFORE_CHANGE, lowered))

@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 # Earlier messages checked for a source taken back: at most this many of the ranked list's
 # head (what a budget could print), so the check's cost is bounded too.
 MAX_CHECKED = 200
+# The best-ranked memories looked at for the change a "before the switch" question means.
+BEFORE_CHANGE_ROOM = 5
 # The topics that bring health and diet limits into a context with a question.
 HEALTH_TOPICS = {"food", "health"}
 
@@ -49,7 +51,7 @@ class Context(UseCase):
         sid = self.session(session)
         text = (text or "").strip()
         stores, status = self.stores.for_context(warnings, strict)
-        then = self.as_of(as_of) or (self._asked_as_of(text) if text else None)
+        then = self.as_of(as_of) or (self._asked_as_of(stores, text) if text else None)
         gathered = self._gather(stores, sid, text, warnings, config.get("context.recent"),
                                 budget, then)
         if stores and warnings and status == "ok":
@@ -65,9 +67,25 @@ class Context(UseCase):
         return context
 
     # -- retrieval ------------------------------------------------------------------------
-    def _asked_as_of(self, text: str) -> str | None:
-        from ..policy.timeexpr import asked_as_of
-        return asked_as_of(text, self.env.now())
+    def _asked_as_of(self, stores, text: str) -> str | None:
+        """The moment a question asks about: a past period it names, or just before the
+        change its words find ("before the switch": the best-ranked memory that replaced
+        another, as of a millisecond before it was written)."""
+        from ..policy.timeexpr import asked_as_of, asks_before_change
+        said = asked_as_of(text, self.env.now())
+        if said is not None or not asks_before_change(text):
+            return said
+        found = self.recall.recall(stores, text, kinds=("node",), room=BEFORE_CHANGE_ROOM,
+                                   node_filter={"now": self.env.now_iso(),
+                                                "statuses": ["active"]})
+        change = next((c.record for c in found["ranked"][:BEFORE_CHANGE_ROOM]
+                       if c.record.get("supersedesId")), None)
+        if change is None:
+            return None
+        from datetime import timedelta
+
+        from ..env import format_time, parse_time
+        return format_time(parse_time(change["createdAt"]) - timedelta(milliseconds=1))
 
     def _gather(self, stores, sid, text, warnings, recent_n, budget, then=None) -> dict:
         """The design's fixed sections, then one ranked list for the rest of the budget. With
