@@ -284,7 +284,7 @@ class MemorySchemaRule(Model):
 class MemoryAuditEvent(Model):
     id: str
     eventType: Literal["create", "update", "supersede", "expire", "delete", "undo",
-                       "refresh", "purge", "import"]
+                       "refresh", "purge", "import", "entity"]
     nodeId: Optional[str] = None
     sessionId: Optional[str] = None
     workspaceId: Optional[str] = None

@@ -221,3 +221,17 @@ def test_before_a_change_nothing_replaced_sets_no_moment(cli, ws):
     remembered(cli, "我们用 Redis 做缓存")
     answer = context(cli, "缓存换之前用的什么？")
     assert answer["diagnostics"]["asOf"] is None
+
+
+def test_naming_a_kind_is_audited_on_the_memory_and_cannot_be_undone(cli, ws):
+    node = remembered(cli, "--entity", "Zed:project", "Zed ships every two weeks")
+    events = cli("audit", "--node", node, "--json").jsonl()
+    named = [e for e in events if e["eventType"] == "entity"]
+    assert [(e["reason"], e["payload"]["after"]) for e in named] == [
+        ("Zed is a project", {"name": "Zed", "kind": "project"})]
+    again = remembered(cli, "--entity", "Zed:project", "Zed is written in Go")
+    assert [e for e in cli("audit", "--node", again, "--json").jsonl()
+            if e["eventType"] == "entity"] == []  # the same kind again changes nothing
+    refused = cli("audit", "undo", named[0]["id"])
+    assert refused.code == 4 and "cannot be undone" in refused.err
+    assert cli("graph", "Zed", "--json").json()["entity"]["kind"] == "project"

@@ -145,7 +145,9 @@ class AuditLog(UseCase):
         kind, payload = event["eventType"], event.get("payload") or {}
         before, after = payload.get("before"), payload.get("after")
         hard = kind == "delete" and (after or {}).get("mode") == "hard"
-        if kind == "purge" or hard or (before is None and kind not in ("create", "import")):
+        # An entity's kind is set again by naming it again (remember --entity NAME:KIND).
+        if kind in ("purge", "entity") or hard or (
+                before is None and kind not in ("create", "import")):
             raise _cannot_undo(event)
         current = _current(store, event)
         changed = [current["id"]]

@@ -113,13 +113,22 @@ class Graph(UseCase):
                 "sourceNodeId": node["id"], "sourceMessageId": sources[0] if sources else None})
         return len(seen)
 
-    def name_kinds(self, store: SqliteMemoryStore, kinds: dict[str, str], now: str) -> None:
-        """Entities named outright with their kind: made now if new, the kind set if not
-        (what someone says an entity is beats the rules' guess)."""
+    def name_kinds(self, store: SqliteMemoryStore, kinds: dict[str, str], now: str,
+                   node: dict, actor: str, record) -> None:
+        """Entities `node` names outright with their kind: made now if new, the kind set if
+        not (what someone says an entity is beats the rules' guess). Each change is an
+        `entity` event on the memory that named it, written by `record` (the audit log's)."""
         with store.db.atomic():
             for name, kind in kinds.items():
+                known = store.graph.find_entity(name)
+                was = known["kind"] if known and known["name"] == name else None
+                if was == kind:
+                    continue
                 entity_id = store.graph.entity_id(name, kind, [], now, _id("ent"))
                 store.graph.set_kind(entity_id, kind)
+                record(store, "entity", node, actor, f"{name} is a {kind}",
+                       before={"name": name, "kind": was} if was else None,
+                       after={"name": name, "kind": kind})
 
     def reread(self, store: SqliteMemoryStore, node: dict, now: str) -> None:
         """A memory's words were edited in place: the edges its old words gave are retired

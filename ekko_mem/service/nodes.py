@@ -52,8 +52,11 @@ class Nodes(UseCase):
         result = self._propose(operation, node, reason, actor, target_id, confirm, session,
                                replace)
         if kinds and result.get("accepted") and result.get("scope"):
-            self.graph.name_kinds(self.stores.for_scope(result["scope"]), kinds,
-                                  self.env.now_iso())
+            store = self.stores.for_scope(result["scope"])
+            node = store.nodes.get_node(result["nodeId"])
+            if node is not None:
+                self.graph.name_kinds(store, kinds, self.env.now_iso(), node, actor,
+                                      self.audit_log.record)
         return result
 
     def _propose(self, operation, node, reason, actor, target_id, confirm, session,
