@@ -235,3 +235,9 @@ def test_naming_a_kind_is_audited_on_the_memory_and_cannot_be_undone(cli, ws):
     refused = cli("audit", "undo", named[0]["id"])
     assert refused.code == 4 and "cannot be undone" in refused.err
     assert cli("graph", "Zed", "--json").json()["entity"]["kind"] == "project"
+
+
+def test_a_capitalised_name_is_named_only_with_its_capital(cli, ws):
+    remembered(cli, "My colleague Bill is a nurse")
+    assert context(cli, "What does Bill do?")["entities"][0]["name"] == "Bill"
+    assert context(cli, "how do we split the bill tonight?")["entities"] == []

@@ -47,6 +47,13 @@ def split_kinds(draft: dict | None) -> tuple[dict | None, dict[str, str]]:
     return {**draft, "entities": names}, kinds
 
 
+def said_as_named(names: list[str], question: str) -> bool:
+    """Whether the question says one of these names as a name: a capitalised single word
+    (Anna, Bill, Rose) only with its capital: "split the bill" names nobody called Bill."""
+    return any(" " in n or not n[:1].isupper() or not n.isascii() or n in question
+               for n in names)
+
+
 SWEPT = "graph_read_to"   # meta key: the rowid of the last memory the graph was read from
 BATCH = 500
 
@@ -203,7 +210,8 @@ class Graph(UseCase):
             self._keep_up_for(store, question)
             entities = self._by_roles(store, question)
             reached = {e["id"] for e in entities}
-            entities += [e for e in store.graph.named(words) if e["id"] not in reached]
+            entities += [e for e in store.graph.named(words)
+                         if e["id"] not in reached and said_as_named(e["said"], question)]
             for entity in entities:
                 edges = [e for e in store.graph.edges_of(entity["id"], MAX_EDGES)
                          if held(e, until) and visible(store, e["sourceNodeId"])]
