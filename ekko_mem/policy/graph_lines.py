@@ -11,16 +11,16 @@ import re
 # Words looked up as names, at most: a pasted page is not a question about someone.
 MAX_WORDS = 600
 MAX_FACTS = 8
-_LATIN = re.compile(r"[A-Za-z][A-Za-z0-9'.\-]*")
-_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_LATIN = r"[A-Za-z][A-Za-z0-9'.\-]*"
+_CJK_RUN = r"[\u4e00-\u9fff]+"
 
 
 def name_words(question: str) -> list[str]:
     """Every run of one to three words (two to six characters in Chinese) that could be a
     name or an alias, in order; the name index says which are."""
-    tokens = [t.removesuffix("'s").rstrip(".'") for t in _LATIN.findall(question[:2000])][:80]
+    tokens = [t.removesuffix("'s").rstrip(".'") for t in re.findall(_LATIN, question[:2000])][:80]
     out = [" ".join(tokens[i:i + n]) for n in (1, 2, 3) for i in range(len(tokens) - n + 1)]
-    for run in _CJK_RUN.findall(question[:2000]):
+    for run in re.findall(_CJK_RUN, question[:2000]):
         out += [run[i:i + n] for n in range(2, 7) for i in range(len(run) - n + 1)]
     return [w for w in dict.fromkeys(out) if w][:MAX_WORDS]
 
@@ -32,10 +32,10 @@ def may_name_someone(question: str, texts: list[str]) -> bool:
     from ..extract import entity_vocab as V
     roles = [w for w in (*V.ROLES_ZH, *V.PETS_ZH) if w in question]
     lowered = question.lower()
-    roles += [w for w in (*V.ROLES_EN, *V.PETS_EN) if re.search(rf"\b{re.escape(w)}\b", lowered)]
-    names = [t.removesuffix("'s") for t in _LATIN.findall(question)
+    roles += [w for w in (*V.ROLES_EN, *V.PETS_EN) if _says_word(w, lowered)]
+    names = [t.removesuffix("'s") for t in re.findall(_LATIN, question)
              if t[:1].isupper() and t.removesuffix("'s") not in V.NOT_NAMES_EN]
-    for run in _CJK_RUN.findall(question):
+    for run in re.findall(_CJK_RUN, question):
         names += [run[i:i + n] for n in (2, 3) for i in range(len(run) - n + 1)
                   if run[i] in "小老" + V.SURNAMES]
     if not roles and not names:
@@ -140,8 +140,16 @@ def line(name: str, found: list[str], chinese: bool) -> str:
 
 def says_a_role(question: str) -> bool:
     """A role word (my sister, 我姐姐的老公): only then are chains of roles looked for."""
+    lowered = question.lower()
+    if "我" not in question and "咱" not in question and not re.search(r"\b(?:my|our)\b",
+                                                                     lowered):
+        return False  # every chain starts from the one asking
     from ..extract import entity_vocab as V
     if any(w in question for w in V.ROLES_ZH):
         return True
-    lowered = question.lower()
-    return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in V.ROLES_EN)
+    return any(_says_word(w, lowered) for w in V.ROLES_EN)
+
+
+def _says_word(word: str, lowered: str) -> bool:
+    # The plain test first: a pattern is compiled only for a word the text holds.
+    return word in lowered and re.search(rf"\b{re.escape(word)}\b", lowered) is not None

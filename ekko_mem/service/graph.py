@@ -204,11 +204,12 @@ class Graph(UseCase):
         does, and only a few; each db's entities are its own."""
         from ..policy.graph_lines import facts, name_words
         from ..policy.topics import is_chinese
+        from ..policy.graph_lines import says_a_role
         chinese, out = is_chinese(question), []
-        words = name_words(question)
+        words, roles = name_words(question), says_a_role(question)
         for _, store in stores:
             self._keep_up_for(store, question)
-            entities = self._by_roles(store, question)
+            entities = self._by_roles(store, question) if roles else []
             reached = {e["id"] for e in entities}
             entities += [e for e in store.graph.named(words)
                          if e["id"] not in reached and said_as_named(e["said"], question)]
@@ -239,9 +240,6 @@ class Graph(UseCase):
     def _by_roles(store, question: str) -> list[dict]:
         """The people at the end of each chain of roles the question follows from the user,
         and the ones met on the way ("my sister's husband": the sister, then her husband)."""
-        from ..policy.graph_lines import says_a_role
-        if not says_a_role(question):
-            return []
         from ..extract.entities import ATTRIBUTES, RELATIONS, joins
         found: list[dict] = []
         known: set[str] = set()
