@@ -170,3 +170,17 @@ def test_a_write_reads_no_graph_and_graph_reads_what_was_written_since(cli, ws):
         assert len(store.graph.edges_of(store.graph.find_entity("Anna")["id"], 50)) == 2
     finally:
         store.close()
+
+
+def test_graph_lists_the_messages_that_say_the_name(cli, ws):
+    remembered(cli, "My sister Anna is a nurse")
+    said = cli("log", "--json", "Anna called, she moves next week",
+               env={"EKKO_NOW": "2026-03-01T10:00:00Z"}).json()["id"]
+    cli("log", "Annabel sent the photos")
+    graph = cli("graph", "Anna", "--json").json()
+    ids = [m["id"] for m in graph["messages"]]
+    assert said in ids
+    assert all("Annabel" not in cli("show", i, "--json").json()["message"]["content"]
+               for i in ids)
+    before = cli("graph", "Anna", "--as-of", "2026-02-01", "--json").json()
+    assert said not in [m["id"] for m in before["messages"]]

@@ -35,3 +35,8 @@ class EntityGraphView(Renderer):
             human.lines(["no edges" + (" then" if data["asOf"] else "")])
         if data["truncated"]:
             human.lines([f"first {len(rows)} edges only"])
+        said = data.get("messages") or []
+        if said:
+            human.lines([f"said in {len(said)} message{'s' if len(said) > 1 else ''}"
+                         f"{' (the newest)' if len(said) >= 10 else ''}: "
+                         + ", ".join(m["id"] for m in said)])

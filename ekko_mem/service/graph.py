@@ -170,9 +170,27 @@ class Graph(UseCase):
             edges, truncated = self._walk(store, entity["id"], int(depth), until)
             return {"entity": {k: entity[k] for k in ("name", "kind", "aliases")},
                     "scope": scope, "depth": depth, "asOf": until, "edges": edges,
-                    "truncated": truncated}
+                    "truncated": truncated,
+                    "messages": self._messages_saying(
+                        store, [entity["name"], *entity["aliases"]], until)}
         raise NotFound(f"no entity named {name!r}",
                        "names come from remembered statements; check the spelling")
+
+    def _messages_saying(self, store: SqliteMemoryStore, names: list[str],
+                         until: str | None) -> list[dict]:
+        """The newest MAX_MESSAGES logged messages that say one of `names` (by the full-text
+        index, then the name itself, case aside), by id: the log's side of who mentions it."""
+        from ..retrieval import analyse
+        found: dict[str, dict] = {}
+        for name in names[:MAX_NAMES_SEARCHED]:
+            terms = analyse(name, self.env.now()).terms
+            counts = store.recall.term_counts("message", terms)
+            for msg in store.recall.message_hits(terms, counts, limit=SEARCHED):
+                if _says(msg["content"], name) and (
+                        until is None or msg["createdAt"] <= until):
+                    found[msg["id"]] = {k: msg[k] for k in ("id", "sessionId", "createdAt")}
+        return sorted(found.values(), key=lambda m: m["createdAt"],
+                      reverse=True)[:MAX_MESSAGES]
 
     def _walk(self, store: SqliteMemoryStore, start: str, depth: int,
               until: str | None) -> tuple[list[dict], bool]:
@@ -256,7 +274,18 @@ class Graph(UseCase):
                 known.update(frontier)
         return found[::-1]  # the end of the chain first
 
+def _says(text: str, name: str) -> bool:
+    """The name as a word of its own (Anna, not Annabel; 小王 anywhere in Chinese)."""
+    if not name.isascii():
+        return name in text
+    import re
+    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) is not None
+
+
 MAX_EDGES = 50
+MAX_MESSAGES = 10       # messages listed as saying an entity's name
+MAX_NAMES_SEARCHED = 5  # its name and first aliases
+SEARCHED = 50           # message hits read a name
 MENTIONED = "mentioned"
 
 
