@@ -16,7 +16,10 @@ DIR_NAME = ".ekko"
 
 
 def format_time(moment: datetime) -> str:
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.") + (
+    # The year zero-padded by hand: strftime leaves year 999 as "999", which sorts after
+    # 2026 where times are compared as text.
+    utc = moment.astimezone(timezone.utc)
+    return f"{utc.year:04d}" + utc.strftime("-%m-%dT%H:%M:%S.") + (
         f"{moment.microsecond // 1000:03d}Z"
     )
 

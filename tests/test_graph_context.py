@@ -241,3 +241,90 @@ def test_a_capitalised_name_is_named_only_with_its_capital(cli, ws):
     remembered(cli, "My colleague Bill is a nurse")
     assert context(cli, "What does Bill do?")["entities"][0]["name"] == "Bill"
     assert context(cli, "how do we split the bill tonight?")["entities"] == []
+
+
+def test_a_question_about_a_day_to_come_or_a_bound_reads_memory_as_it_is(cli, ws):
+    remembered(cli, "I'm allergic to peanuts", at="2026-01-10T10:00:00Z")
+    for question in ("What should I cook for dinner on Friday?", "May I ask what to cook?",
+                     "I'm flying to Paris in March, what should I pack?",
+                     "what changed since 2024?"):
+        answer = context(cli, question, at="2026-01-10T12:00:00Z")
+        assert answer["diagnostics"]["asOf"] is None, question
+
+
+def test_a_forgotten_or_expired_memory_gives_no_line_as_of_any_day(cli, ws):
+    node = remembered(cli, "My sister Anna is a nurse", at="2026-01-10T10:00:00Z")
+    cli("graph", "Anna")
+    assert cli("forget", node, "--yes", env={"EKKO_NOW": "2026-02-10T10:00:00Z"}).code == 0
+    then = context(cli, "What does Anna do?", "--as-of", "2026-01-20", at="2026-03-01T00:00:00Z")
+    assert then["entities"] == []
+    remembered(cli, "My colleague Bea is a pilot", "--expires", "2026-03-02T00:00:00Z",
+               at="2026-03-01T10:00:00Z")
+    assert context(cli, "What does Bea do?", at="2026-03-01T12:00:00Z")["entities"]
+    assert context(cli, "What does Bea do?", at="2026-03-03T00:00:00Z")["entities"] == []
+
+
+def test_a_much_named_entity_still_gets_its_newest_facts(cli, ws):
+    for n in range(55):
+        remembered(cli, "--entity", "Anna", f"Lunch note {n}")
+    remembered(cli, "My sister Anna is a nurse")
+    assert context(cli, "What does Anna do?")["entities"][0]["facts"] == ["sister", "nurse"]
+
+
+def test_a_chain_of_roles_follows_only_edges_this_session_may_see(cli, ws):
+    cli("remember", "--scope", "session", "--session", "a",
+        "My sister Anna's husband Tom is a dentist")
+    remembered(cli, "Tom lives in Paris")
+    answer = context(cli, "Where does my sister's husband live?", "--session", "b")
+    assert all(e["name"] != "Tom" for e in answer["entities"])
+
+
+def test_a_role_that_changed_hands_names_only_the_one_who_holds_it(cli, ws):
+    old = remembered(cli, "My wife Mary lives in Paris")
+    remembered(cli, "Mary likes tennis")
+    remembered(cli, "--supersedes", old, "My wife Jane lives in Rome")
+    names = [e["name"] for e in context(cli, "Where does my wife live?")["entities"]]
+    assert "Mary" not in names
+
+
+def test_before_the_switch_to_a_version_replaced_since_finds_that_switch(cli, ws):
+    first = remembered(cli, "--type", "decision", "Our database is MySQL",
+                       at="2026-01-10T10:00:00Z")
+    second = remembered(cli, "--type", "decision", "--supersedes", first,
+                        "Our database is Postgres", at="2026-02-10T10:00:00Z")
+    remembered(cli, "--type", "decision", "--supersedes", second, "Our database is SQLite",
+               at="2026-03-10T10:00:00Z")
+    answer = context(cli, "Which database did we use before we switched to Postgres?",
+                     at="2026-04-01T00:00:00Z")
+    assert answer["diagnostics"]["asOf"] == "2026-02-10T09:59:59.999Z"
+
+
+def test_a_long_page_of_roles_costs_a_bounded_walk(cli, ws):
+    remembered(cli, "My sister's husband Tom is a dentist")
+    answer = context(cli, "my sister's husband's colleague " * 2000)
+    assert answer["diagnostics"]["storeStatus"] == "ok"
+
+
+def test_undoing_an_edit_in_place_reads_the_old_words_again(cli, ws):
+    node = remembered(cli, "My colleague Bea is a nurse")
+    cli("graph", "Bea")
+    from ekko_mem import MemoryService
+    with MemoryService(ws) as svc:
+        svc.propose_update("update", {"content": "My colleague Bea is a pilot",
+                                      "title": "My colleague Bea is a pilot"},
+                           target_id=node, actor="user")
+    (update,) = [e for e in cli("audit", "--node", node, "--json").jsonl()
+                 if e["eventType"] == "update"]
+    assert cli("audit", "undo", update["id"]).code == 0
+    assert context(cli, "What does Bea do?")["entities"][0]["facts"] == ["colleague", "nurse"]
+
+
+def test_a_year_before_1000_sorts_before_every_memory(cli, ws):
+    remembered(cli, "我住在杭州")
+    assert cli("query", "我住在哪", "--as-of", "0999-12-31", "--json").json()["relevant"] == []
+
+
+def test_a_latin_name_beside_chinese_is_said(cli, ws):
+    remembered(cli, "My sister Anna is a nurse")
+    said = cli("log", "--json", "明天和Anna一起吃饭").json()["id"]
+    assert said in [m["id"] for m in cli("graph", "Anna", "--json").json()["messages"]]

@@ -143,14 +143,35 @@ _TIME_HINTS = ("年", "月", "周", "星期", "礼拜", "昨天", "前天", "yea
                                      "september october november december").split())
 
 
+# A question about the past says so: a past tense, or a time word that only looks back.
+_PAST_EN = (r"\b(?:did|was|were|had|used to|back in|ago|last (?:year|month|week)|yesterday|"
+            r"previously|earlier)\b")
+_PAST_ZH = ("去年", "前年", "上个月", "上月", "上周", "上星期", "上礼拜", "昨天", "前天", "那时",
+            "当时", "那年", "那个月", "以前", "曾经")
+# A bound, not a period asked about: "since 2024", "before 2025" (a before-question is read
+# by asks_before_change), 2024年以来.
+_BOUND = r"\b(?:since|after|before|until|till|from)\b|以来|之后|以后|之前|以前的?\d|从|到"
+_WEEKDAY = (r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|(?:周|星期|礼拜)[一二三四五六日天]")
+
+
 def asked_as_of(question: str, now: datetime) -> str | None:
-    """The end of the past period a question asks about ("去年五月", "in 2024", "what did I
-    prefer in May?"), in createdAt's form, or None when it names none or one still to come."""
+    """The end of the past period a question asks about ("去年五月我住在哪？", "where did I
+    live in 2024?", "what did I prefer in May?"), in createdAt's form; None unless the
+    question looks back (a past tense or a word like 去年/yesterday), and never for a bound
+    (since 2024), a weekday, or a period not yet over."""
     lowered = question.lower()
     if not any(h in lowered for h in _TIME_HINTS) and not any(c.isdigit() for c in question):
         return None
+    years = [int(y) for y in re.findall(r"(?<!\d)((?:19|20)\d{2})(?!\d)", question)]
+    if not (re.search(_PAST_EN, lowered) or any(w in question for w in _PAST_ZH)
+            or any(y < now.year for y in years)):
+        return None
+    if re.search(_BOUND, lowered) or re.search(_WEEKDAY, lowered):
+        return None
     from ..extract.entity_times import moment
-    said = moment(question, now.date(), past=True)
+    # "May I ask what Anna did?": a capital May that opens a question is the verb.
+    text = re.sub(r"^\s*May\b", "may", question)
+    said = moment(text, now.date(), past=True)
     end = _period_end(said) if said else None
     if end is None or end >= now:
         return None

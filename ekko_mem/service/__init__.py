@@ -71,7 +71,7 @@ class MemoryService:
     @cached_property
     def audit_log(self) -> AuditLog:
         from .audit_log import AuditLog
-        return AuditLog(self.stores, drafts=self.drafts)
+        return AuditLog(self.stores, drafts=self.drafts, graph=self.graph)
 
     @cached_property
     def recall(self) -> Recall:

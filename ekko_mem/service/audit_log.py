@@ -15,15 +15,17 @@ from .stores import Stores, UseCase
 TYPE_CHECKING = False  # `typing` itself is not loaded at run time
 if TYPE_CHECKING:
     from .drafts import Drafts
+    from .graph import Graph
 
 NOTHING = "nothing was changed"
 CHAIN_LIMIT = 10_000  # versions a chain walk reads at most (a cycle stored by an older version)
 
 
 class AuditLog(UseCase):
-    def __init__(self, stores: Stores, *, drafts: Drafts) -> None:
+    def __init__(self, stores: Stores, *, drafts: Drafts, graph: Graph) -> None:
         super().__init__(stores)
         self.drafts = drafts
+        self.graph = graph
 
     def record(self, store, kind, node, actor, reason, *, before=None, after=None,
                notes=None) -> str:
@@ -77,6 +79,9 @@ class AuditLog(UseCase):
             self._slot_free(store, event, restored, now)
             _graph_follows(store, current, restored["status"], now)
             store.nodes.replace_node(restored)
+            if restored["status"] == current["status"] == "active" and any(
+                    current.get(k) != restored.get(k) for k in ("title", "content", "entities")):
+                self.graph.reread(store, restored, now)  # an edit in place, taken back
             undo_id = self.record(store, "undo", restored, actor,
                                   reason or f"undo {event['id']}", before=current,
                                   after={"undoneEventId": event["id"], "before": current,

@@ -75,9 +75,11 @@ class Context(UseCase):
         said = asked_as_of(text, self.env.now())
         if said is not None or not asks_before_change(text):
             return said
+        # Replaced versions too: "before we switched to Postgres" means the change that
+        # made the Postgres version, which a later switch has replaced in turn.
         found = self.recall.recall(stores, text, kinds=("node",), room=BEFORE_CHANGE_ROOM,
                                    node_filter={"now": self.env.now_iso(),
-                                                "statuses": ["active"]})
+                                                "statuses": ["active", "superseded"]})
         change = next((c.record for c in found["ranked"][:BEFORE_CHANGE_ROOM]
                        if c.record.get("supersedesId")), None)
         if change is None:
@@ -126,7 +128,8 @@ class Context(UseCase):
         self._leave_out_retired(stores, out, text, retired + lost + off_topic, lost, now,
                                 budget, warnings, then is not None)
         if text:
-            out["entities"] = self._people(stores, sid, text, opened, then or now, warnings)
+            out["entities"] = self._people(stores, sid, text, opened, then or now,
+                                           then is not None, warnings)
         if opened is not None:
             out["food"] = bool(opened & HEALTH_TOPICS)
         else:
@@ -174,22 +177,23 @@ class Context(UseCase):
         out["omitted"] += [{"nodeId": mid, "reason": "source_retired", "sourceOf": ids}
                            for mid, ids in retired.items()]
 
-    def _people(self, stores, sid, text, opened, now, warnings) -> list[dict]:
+    def _people(self, stores, sid, text, opened, moment, past, warnings) -> list[dict]:
         """A line for each person, pet, place or thing the question names (or reaches by
-        roles), from edges whose memory this context could show: another session's memory
-        and private memory off the question's topic stay out here as they do above."""
+        roles), from edges whose memory this context could show at `moment` (a past one when
+        `past`): in force then (never a forgotten one), not expired by then, not another
+        session's, and not private memory off the question's topic."""
         seen: dict[str, bool] = {}
 
         def visible(store, node_id: str) -> bool:
             if node_id not in seen:
                 node = store.nodes.get_node(node_id)
-                seen[node_id] = node is not None and not (
+                seen[node_id] = node is not None and _held_then(node, moment, past) and not (
                     node["scope"] == "session" and node.get("sessionId") != sid) and (
                     opened is None or topics.on_topic(node, opened))
             return seen[node_id]
 
         try:
-            return self.graph.about(stores, text, until=now, visible=visible)
+            return self.graph.about(stores, text, until=moment, visible=visible)
         except EkkoError as exc:
             warnings.append(f"entity graph read failed: {exc.message}; left out")
             return []
@@ -271,6 +275,17 @@ class Context(UseCase):
                     "ranking": _run_ranking(context)})
         except EkkoError as exc:
             warnings.append(f"context run not recorded: {exc.message}")
+
+
+def _held_then(node: dict, moment: str, past: bool) -> bool:
+    """Whether a memory was in force at `moment`: now, only an active one; as of a past
+    moment, one made by then and not replaced or expired by then. Never a forgotten one."""
+    if node["status"] == "deleted" or (node.get("expiresAt") or "\uffff") <= moment:
+        return False
+    if not past:
+        return node["status"] == "active"
+    return node["createdAt"] <= moment and (node["status"] == "active"
+                                            or node["updatedAt"] > moment)
 
 
 def _as_they_were(out: dict) -> None:

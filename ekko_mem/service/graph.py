@@ -49,9 +49,13 @@ def split_kinds(draft: dict | None) -> tuple[dict | None, dict[str, str]]:
 
 def said_as_named(names: list[str], question: str) -> bool:
     """Whether the question says one of these names as a name: a capitalised single word
-    (Anna, Bill, Rose) only with its capital: "split the bill" names nobody called Bill."""
-    return any(" " in n or not n[:1].isupper() or not n.isascii() or n in question
-               for n in names)
+    (Anna, Bill, Rose) only with its capital ("split the bill" names nobody called Bill),
+    and never a role (my wife, 我老婆: who that is now is read along the live edges)."""
+    return any(not n.lower().startswith(ROLE_ALIAS) and (
+        " " in n or not n[:1].isupper() or not n.isascii() or n in question) for n in names)
+
+
+ROLE_ALIAS = ("my ", "our ", "我", "咱")
 
 
 SWEPT = "graph_read_to"   # meta key: the rowid of the last memory the graph was read from
@@ -217,23 +221,26 @@ class Graph(UseCase):
     def about(self, stores, question: str, *, until: str, visible) -> list[dict]:
         """The entities `question` names, or reaches through a chain of roles from the user
         ("my sister's husband"), each as {"id", "name", "kind", "facts", "sourceNodeIds"}: the
-        edges that hold at `until` and whose memory `visible(node_id)` lets in. Memories the
-        graph has not read are read first only when they could name someone the question
+        edges that held at `until` and whose memory `visible(store, node_id)` lets in. Memories
+        the graph has not read are read first only when they could name someone the question
         does, and only a few; each db's entities are its own."""
-        from ..policy.graph_lines import facts, name_words
+        from ..policy.graph_lines import facts, name_words, says_a_role
         from ..policy.topics import is_chinese
-        from ..policy.graph_lines import says_a_role
         chinese, out = is_chinese(question), []
         words, roles = name_words(question), says_a_role(question)
+
+        def holds(store, edge: dict) -> bool:
+            return held(edge, until) and visible(store, edge["sourceNodeId"])
+
         for _, store in stores:
             self._keep_up_for(store, question)
-            entities = self._by_roles(store, question) if roles else []
+            entities = self._by_roles(store, question, holds) if roles else []
             reached = {e["id"] for e in entities}
             entities += [e for e in store.graph.named(words)
                          if e["id"] not in reached and said_as_named(e["said"], question)]
             for entity in entities:
-                edges = [e for e in store.graph.edges_of(entity["id"], MAX_EDGES)
-                         if held(e, until) and visible(store, e["sourceNodeId"])]
+                edges = [e for e in store.graph.said_of(entity["id"], MAX_EDGES)
+                         if holds(store, e)][::-1]
                 said = facts(entity["id"], edges, chinese)
                 if said:
                     out.append({"id": entity["id"], "name": entity["name"],
@@ -255,31 +262,40 @@ class Graph(UseCase):
             self.catch_up(store)
 
     @staticmethod
-    def _by_roles(store, question: str) -> list[dict]:
+    def _by_roles(store, question: str, holds) -> list[dict]:
         """The people at the end of each chain of roles the question follows from the user,
-        and the ones met on the way ("my sister's husband": the sister, then her husband)."""
+        and the ones met on the way ("my sister's husband": the sister, then her husband),
+        along edges that `holds(store, edge)` lets through."""
         from ..extract.entities import ATTRIBUTES, RELATIONS, joins
         found: list[dict] = []
         known: set[str] = set()
-        for path in joins(question):
+        # A chain is a few words: the head of a long question is enough, and a pasted page
+        # of roles would otherwise cost time for nothing.
+        for path in list(dict.fromkeys(joins(question[:CHAIN_TEXT])))[:MAX_CHAINS]:
             frontier = ["user"]
             for relation in path:
                 if relation not in RELATIONS or relation in ATTRIBUTES:
                     break
-                edges = [e for f in frontier for e in store.graph.live_edges(f, (relation,), 5)]
-                frontier = [e["objectId"] for e in edges if e["objectId"]][:5]
+                edges = [e for f in frontier
+                         for e in store.graph.live_edges(f, (relation,), 5, retired=True)
+                         if holds(store, e)]
+                frontier = list(dict.fromkeys(e["objectId"] for e in edges
+                                              if e["objectId"]))[:5]
                 found = [e for e in found if e["id"] not in frontier] + [
                     {"id": e["objectId"], "name": e["objectName"], "kind": e["objectKind"]}
                     for e in edges if e["objectId"] and e["objectId"] not in known]
                 known.update(frontier)
-        return found[::-1]  # the end of the chain first
+        return list({e["id"]: e for e in found[::-1]}.values())  # the end of the chain first
+
 
 def _says(text: str, name: str) -> bool:
     """The name as a word of its own (Anna, not Annabel; 小王 anywhere in Chinese)."""
     if not name.isascii():
         return name in text
     import re
-    return re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text, re.IGNORECASE) is not None
+    # Letters and digits only: a Chinese character beside a Latin name is a boundary.
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", text,
+                     re.IGNORECASE) is not None
 
 
 MAX_EDGES = 50
@@ -296,6 +312,8 @@ class _Mention:
     def __init__(self, name: str) -> None:
         self.subject = name
 MAX_LINES = 3        # entities a context says something about
+MAX_CHAINS = 3       # chains of roles a question is followed along
+CHAIN_TEXT = 300     # characters of a question read for them
 CATCH_UP_IN_CONTEXT = 200  # unread memories a context reads first; past that, `graph` does
 
 

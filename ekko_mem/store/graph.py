@@ -103,18 +103,35 @@ class GraphStore(Part):
                 entity.setdefault("said", []).append(row[0])
         return list(found.values())
 
-    def live_edges(self, subject: str, relations: tuple[str, ...] = (), limit: int = 20
-                   ) -> list[dict]:
-        """The edges from `subject` that still hold in this db, through the subject index."""
+    def said_of(self, entity_id: str, limit: int) -> list[dict]:
+        """The edges that say something of the entity either way round (no `mentioned`
+        edge), retired ones included, newest first; every part reads an index range."""
+        rows = self.db.all(
+            "select g.*, s.name, o.name, o.kind from memory_edges g"
+            " left join memory_entities s on s.id = g.subject"
+            " left join memory_entities o on o.id = g.object_entity_id"
+            " where g.rowid in (select * from (select rowid from memory_edges where"
+            " subject = ?1 and relation < 'mentioned' order by recorded_at desc limit ?2)"
+            " union select * from (select rowid from memory_edges where subject = ?1"
+            " and relation > 'mentioned' order by recorded_at desc limit ?2)"
+            " union select * from (select rowid from memory_edges where"
+            " object_entity_id = ?1 order by rowid desc limit ?2))"
+            " order by g.recorded_at desc, g.id desc limit ?2", (entity_id, limit))
+        return [_edge(row) for row in rows]
+
+    def live_edges(self, subject: str, relations: tuple[str, ...] = (), limit: int = 20,
+                   retired: bool = False) -> list[dict]:
+        """The edges from `subject` that still hold in this db (with `retired`, those that
+        no longer do too), through the subject index."""
         sql = ("select g.*, s.name, o.name, o.kind from memory_edges g"
                " left join memory_entities s on s.id = g.subject"
                " left join memory_entities o on o.id = g.object_entity_id"
-               " where g.subject = ? and g.retired_at is null")
+               " where g.subject = ?" + ("" if retired else " and g.retired_at is null"))
         args: list = [subject]
         if relations:
             sql += f" and g.relation in ({','.join('?' * len(relations))})"
             args += relations
-        return [_edge(row) for row in self.db.all(sql + " order by g.recorded_at limit ?",
+        return [_edge(row) for row in self.db.all(sql + " order by g.recorded_at desc limit ?",
                                                   (*args, limit))]
 
     def entities(self) -> list[dict]:

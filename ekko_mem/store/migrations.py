@@ -343,6 +343,10 @@ def m016_index_entity_names(db) -> None:
         entity_id text not null,
         primary key (name, entity_id)) without rowid""")
     db.execute("create index idx_memory_entity_names_entity on memory_entity_names (entity_id)")
+    # What a context says of an entity is read by subject and relation, without the
+    # `mentioned` edges, of which a much-named entity has thousands.
+    db.execute("create index idx_memory_edges_relation on memory_edges"
+               " (subject, relation, recorded_at)")
     db.execute("insert or ignore into memory_entity_names select name, id from memory_entities")
     db.execute("insert or ignore into memory_entity_names select a.value, e.id"
                " from memory_entities e, json_each(e.aliases_json) a")
