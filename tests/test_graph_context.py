@@ -328,3 +328,16 @@ def test_a_latin_name_beside_chinese_is_said(cli, ws):
     remembered(cli, "My sister Anna is a nurse")
     said = cli("log", "--json", "明天和Anna一起吃饭").json()["id"]
     assert said in [m["id"] for m in cli("graph", "Anna", "--json").json()["messages"]]
+
+
+def test_a_filtered_export_keeps_only_the_aliases_its_memories_say(cli, ws, tmp_path):
+    cli("remember", "--scope", "session", "--session", "a", "My sister Anna is a nurse")
+    remembered(cli, "Anna likes tennis")
+    cli("graph", "Anna")
+    out = tmp_path / "ws.jsonl"
+    assert cli("export", "--scope", "workspace", "-o", str(out)).code == 0
+    import json
+    entities = [json.loads(line)["data"] for line in out.read_text().splitlines()
+                if json.loads(line).get("kind") == "entity"]
+    anna = next(e for e in entities if e["name"] == "Anna")
+    assert anna["aliases"] == []  # "My sister Anna" was said only in the session memory

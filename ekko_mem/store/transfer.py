@@ -158,8 +158,22 @@ class TransferStore(Part):
             clause, args = f"where {clause}", args * 2
         for row in self._rows("select id, name, kind, aliases_json, created_at from"
                               f" memory_entities e {clause} order by created_at, id", args):
-            yield {"id": row[0], "name": row[1], "kind": row[2], "aliases": json.loads(row[3]),
+            aliases = json.loads(row[3])
+            if not every:  # only what the exported memories say: another alias may come
+                # from a memory the export leaves out (another session's, say)
+                aliases = [a for a in aliases if self._alias_said(row[0], a, scopes,
+                                                                  session_id)]
+            yield {"id": row[0], "name": row[1], "kind": row[2], "aliases": aliases,
                    "createdAt": row[4]}
+
+    def _alias_said(self, entity_id: str, alias: str, scopes, session_id) -> bool:
+        where, args = self._node_filter(scopes, session_id)
+        held = " ".join(f"and {w}" for w in where)
+        return self.db.one(
+            "select 1 from memory_edges g join memory_nodes n on n.id = g.source_node_id"
+            " where (g.subject = ? or g.object_entity_id = ?) and (instr(n.title, ?) or"
+            f" instr(n.content, ?)) {held} limit 1",
+            (entity_id, entity_id, alias, alias, *args)) is not None
 
     def entities_named(self, names: list[str]) -> dict[str, tuple[str, list[str]]]:
         """{name: (kind, aliases)} of the entities called exactly one of `names`."""
