@@ -325,6 +325,7 @@ class RankedItem(Model):
 
 class EntityLine(Model):
     """A person, pet, place or thing the question named, with what its edges say."""
+    id: str
     name: str
     kind: str
     facts: List[str]

@@ -341,3 +341,16 @@ def test_a_filtered_export_keeps_only_the_aliases_its_memories_say(cli, ws, tmp_
                 if json.loads(line).get("kind") == "entity"]
     anna = next(e for e in entities if e["name"] == "Anna")
     assert anna["aliases"] == []  # "My sister Anna" was said only in the session memory
+
+
+def test_explain_names_the_entity_lines_and_their_memories(cli, ws):
+    node = remembered(cli, "我同事小王是前端")
+    answer = context(cli, "小王是谁？")
+    assert node in answer["usedMemoryIds"]
+    explained = cli("explain", "--last", "--json").json()
+    (line,) = explained["retrieval"]["entities"]
+    assert (line["name"], line["kind"], line["from"]) == ("小王", "person", [node])
+    assert "a line on 小王 (person" in cli("explain", "--last").out
+    # The run names the memory, so erasing it takes the run with it, name and all.
+    assert cli("forget", node, "--hard", "--yes").code == 0
+    assert cli("explain", "--last").code == 5

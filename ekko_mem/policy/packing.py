@@ -288,8 +288,12 @@ def pack_context(gathered, text, budget, count, counter_name, with_input, markdo
                                                         markdown, header)
     shown = list(dict.fromkeys(k.split("#")[0] for k in kept))
     keep = set(shown)
-    # An entity's line is read from memories, not one itself: listed under "entities".
-    used_ids = [i for i in shown if i != "input" and not i.startswith(ENTITY_PREFIX)]
+    # An entity's line is read from memories, not one itself: it is listed under "entities",
+    # and the memories its facts came from count as used.
+    lines = [e for e in gathered.get("entities") or () if e["id"] in keep]
+    used_ids = list(dict.fromkeys(
+        [i for i in shown if i != "input" and not i.startswith(ENTITY_PREFIX)]
+        + [n for e in lines for n in e["sourceNodeIds"]]))
     packed = [c for c in ranked if c.id in keep]
     by_kind = {kind: [c.record for c in packed if c.kind == kind]
                for kind in ("node", "message", "summary")}
@@ -305,8 +309,8 @@ def pack_context(gathered, text, budget, count, counter_name, with_input, markdo
         "preferences": [n for n in sections["preferences"] if n["id"] in keep],
         "relevantMessages": by_kind["message"],
         "relevantSummaries": by_kind["summary"],
-        "entities": [{k: e[k] for k in ("name", "kind", "facts", "sourceNodeIds")}
-                     for e in gathered.get("entities") or () if e["id"] in keep],
+        "entities": [{k: e[k] for k in ("id", "name", "kind", "facts", "sourceNodeIds")}
+                     for e in lines],
         "usedMemoryIds": used_ids,
         "ranking": [_ranking_entry(c) for c in packed],
         "diagnostics": {

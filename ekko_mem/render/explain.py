@@ -19,6 +19,11 @@ class ExplanationView(Renderer):
                        f" {found['belowRelevanceFloor']} below the relevance floor")
         for item in data["items"]:
             out += _item_lines(item)
+        for entry in found.get("entities") or []:
+            said = ", ".join(entry.get("from") or [])
+            out.append(f"- a line on {human.field(entry['name'])} ({entry['kind']},"
+                       f" {entry['id']}) read from {said}" if entry.get("name") else
+                       f"- a line on an entity since erased ({entry['id']})")
         for entry in found.get("leftOut") or []:
             out.append(f"- left out {entry['kind']} {entry['id']}"
                        f" ({WHY_LEFT_OUT.get(entry['reason'], entry['reason'])})"

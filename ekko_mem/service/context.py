@@ -346,6 +346,11 @@ def _run_ranking(context: dict) -> dict:
                "packed": diag["packed"], "belowRelevanceFloor": diag["belowRelevanceFloor"],
                "cutForBudget": len(diag["cutForBudget"]),
                "items": {r["id"]: {"via": r["via"]} for r in context["ranking"]}}
+    for entity in context.get("entities") or ():  # ids only, as everything a run keeps
+        for node_id in entity["sourceNodeIds"]:
+            ranking["items"].setdefault(node_id, {"via": ["entity"]})
+        ranking.setdefault("entities", []).append({"id": entity["id"],
+                                                   "from": entity["sourceNodeIds"]})
     left_out = [{"id": o["nodeId"], "reason": o["reason"]} for o in diag["omitted"]
                 if o["reason"] in LEFT_OUT]
     if left_out:

@@ -36,6 +36,8 @@ class Explanations(UseCase):
         for item_id in run["usedMemoryIds"]:
             items.append({**self._explain_item(item_id), **ranked.get(item_id, {})})
         retrieval = {k: v for k, v in ranking.items() if k != "items"}
+        if retrieval.get("entities"):
+            retrieval["entities"] = [self._entity(entry) for entry in retrieval["entities"]]
         if retrieval.get("leftOut"):
             retrieval["leftOut"] = [self._left_out(entry) for entry in retrieval["leftOut"]]
         return {"contextId": run["id"], "queryText": run["queryText"],
@@ -54,6 +56,14 @@ class Explanations(UseCase):
         except EkkoError:
             return
         settle(store, user)
+
+    def _entity(self, entry: dict) -> dict:
+        """An entity a run gave a line, by its name as it is now."""
+        for _, store in self.stores.existing():
+            found = store.graph.entity_by_id(entry["id"])
+            if found is not None:
+                return {**entry, "name": found["name"], "kind": found["kind"]}
+        return {**entry, "name": None}
 
     def _left_out(self, entry: dict) -> dict:
         """A record the run left out, with its title as it is now."""

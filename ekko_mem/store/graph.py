@@ -170,6 +170,11 @@ class GraphStore(Part):
                           (name, name))
         return _entity(row) if row else None
 
+    def entity_by_id(self, entity_id: str) -> dict | None:
+        row = self.db.one("select id, kind, name, aliases_json, created_at from memory_entities"
+                          " where id = ?", (entity_id,))
+        return _entity(row) if row else None
+
     def aliases(self) -> dict[str, str]:
         """Every name and alias, to the entity's name."""
         out: dict[str, str] = {}

@@ -168,11 +168,11 @@ class TransferStore(Part):
 
     def _alias_said(self, entity_id: str, alias: str, scopes, session_id) -> bool:
         where, args = self._node_filter(scopes, session_id)
-        held = " ".join(f"and {w}" for w in where)
+        clause = " ".join(f"and {w}" for w in where)
         return self.db.one(
             "select 1 from memory_edges g join memory_nodes n on n.id = g.source_node_id"
             " where (g.subject = ? or g.object_entity_id = ?) and (instr(n.title, ?) or"
-            f" instr(n.content, ?)) {held} limit 1",
+            f" instr(n.content, ?)) {clause} limit 1",
             (entity_id, entity_id, alias, alias, *args)) is not None
 
     def entities_named(self, names: list[str]) -> dict[str, tuple[str, list[str]]]:
