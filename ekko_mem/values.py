@@ -89,7 +89,8 @@ VALUES = {v.name: v for v in (
     Value("entity_kind", "choice", "what the entity is",
           choices=("person", "pet", "place", "organisation", "project", "thing")),
     Value("as_of", "time", "only what held then",
-          shape="an ISO date or time like 2026-03-01, or today/今天"),
+          shape="an ISO date or time like 2026-03-01 (all of that day), a year, month or week"
+                " like 2025, 2025-05 or 2026-W02 (to its end), or today/今天"),
     Value("since", "time", "from this time on",
           shape="an ISO date or time, -2h / -3d ago, yesterday, 昨天, today, 'last week'"),
 )}

@@ -354,3 +354,13 @@ def test_explain_names_the_entity_lines_and_their_memories(cli, ws):
     # The run names the memory, so erasing it takes the run with it, name and all.
     assert cli("forget", node, "--hard", "--yes").code == 0
     assert cli("explain", "--last").code == 5
+
+
+def test_as_of_a_year_month_or_week_means_its_end(cli, ws):
+    remembered(cli, "我住在杭州", at="2025-12-30T10:00:00Z")
+    for moment in ("2025", "2025-12", "2026-W01"):
+        found = cli("query", "我住在哪", "--as-of", moment, "--json").json()
+        assert [n["content"] for n in found["relevant"]] == ["我住在杭州"], moment
+    assert cli("query", "我住在哪", "--as-of", "2025-11", "--json").json()["relevant"] == []
+    bad = cli("query", "x", "--as-of", "2025-13")
+    assert bad.code == 2 and len(bad.err.strip().splitlines()) == 1

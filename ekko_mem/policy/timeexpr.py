@@ -76,6 +76,10 @@ def parse_when(text: str, now: datetime) -> datetime:
 def as_of(text: str, now: datetime) -> datetime:
     """The moment "as of TEXT" means: a day named on its own is all of that day, so a memory
     made at noon on 2026-03-01 holds as of 2026-03-01. Raises UsageError like parse_when."""
+    if re.fullmatch(r"\d{4}(?:-\d{2}|-W\d{2})?", text.strip()):
+        end = _period_end(text.strip())  # 2025, 2025-05, 2026-W02: all of it
+        if end is not None:
+            return end
     at = parse_when(text, now)
     if len(text.strip()) == 10 and at.hour == at.minute == at.second == 0:
         at = at.replace(hour=23, minute=59, second=59, microsecond=999000)
@@ -190,6 +194,8 @@ def _period_end(period: str) -> datetime | None:
             if len(parts) == 1:
                 last = date(parts[0], 12, 31)
             elif len(parts) == 2:
+                if not 1 <= parts[1] <= 12:
+                    return None
                 following = date(parts[0] + parts[1] // 12, parts[1] % 12 + 1, 1)
                 last = following - timedelta(days=1)
             else:
