@@ -159,8 +159,11 @@ def do_show(identifier, *, reveal=False, as_json=False, quiet=False, no_color=Fa
 
 def do_graph(name, *, depth=1, as_of=None, as_json=False, quiet=False, no_color=False,
              workspace=None):
-    with service(workspace) as svc:
-        result = svc.entity_graph(name, depth=depth, as_of=as_of)
+    # The first `graph` on a large db reads every memory once: a line shows it going.
+    shown = progress_line("reading memories for the graph", quiet=quiet,
+                          delay=EMBEDDING_QUIET_S)
+    with ended(shown), service(workspace) as svc:
+        result = svc.entity_graph(name, depth=depth, as_of=as_of, progress=shown)
     emit(results.EntityGraph(result), as_json=as_json, quiet=quiet, no_color=no_color)
 
 

@@ -364,3 +364,20 @@ def test_as_of_a_year_month_or_week_means_its_end(cli, ws):
     assert cli("query", "我住在哪", "--as-of", "2025-11", "--json").json()["relevant"] == []
     bad = cli("query", "x", "--as-of", "2025-13")
     assert bad.code == 2 and len(bad.err.strip().splitlines()) == 1
+
+
+def test_a_long_first_graph_read_reports_its_progress(ws):
+    import io
+    from ekko_mem import MemoryService
+    from ekko_mem.actions import Progress
+    with MemoryService(ws) as svc:
+        for name in ("Bea", "Cal", "Dee"):
+            svc.propose_update("create", {"scope": "workspace", "type": "fact",
+                                          "title": f"My colleague {name} is a nurse",
+                                          "content": f"My colleague {name} is a nurse"},
+                               actor="user")
+    stream = io.StringIO()
+    shown = Progress("reading memories for the graph", stream)
+    with MemoryService(ws) as svc:
+        svc.entity_graph("Cal", progress=shown)
+    assert stream.getvalue().endswith("reading memories for the graph 3/3")

@@ -182,8 +182,9 @@ class MemoryService:
     def expire_due(self) -> dict:
         return self.nodes.expire_due()
 
-    def entity_graph(self, name: str, *, depth: int = 1, as_of: str | None = None) -> dict:
-        return self.graph.entity_graph(name, depth=depth, as_of=as_of)
+    def entity_graph(self, name: str, *, depth: int = 1, as_of: str | None = None,
+                     progress: Progress | None = None) -> dict:
+        return self.graph.entity_graph(name, depth=depth, as_of=as_of, progress=progress)
 
     def remember(self, text: str | None = None, *, fields: dict | None = None,
                  supersedes: str | None = None, reason: str = "", actor: str = "user",

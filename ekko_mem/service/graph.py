@@ -8,6 +8,7 @@ from .stores import UseCase
 TYPE_CHECKING = False  # `typing` itself is not loaded at run time
 if TYPE_CHECKING:
     from ..store import SqliteMemoryStore
+    from .stores import Progress
 
 OWNERS = ("user", "project")  # subjects that are no entity
 
@@ -64,7 +65,7 @@ BATCH = 500
 
 class Graph(UseCase):
     # -- read from memories when asked, not while they are written ---------------------------
-    def catch_up(self, store: SqliteMemoryStore) -> int:
+    def catch_up(self, store: SqliteMemoryStore, progress: Progress | None = None) -> int:
         """Read the memories written since the last reading, oldest first, a batch a
         transaction: their edges are recorded when the memory was, and retired when it
         was replaced, forgotten or expired (its last change), so a graph read as of a day is the
@@ -72,6 +73,7 @@ class Graph(UseCase):
         the rules that find people and relationships cost a free-text `remember` more than
         the whole write. Returns how many memories were read."""
         done = 0
+        total = store.graph.read_to()[1] - int(store.meta(SWEPT) or 0) if progress else 0
         while True:
             with store.db.atomic():
                 start = int(store.meta(SWEPT) or 0)
@@ -82,6 +84,8 @@ class Graph(UseCase):
                 if batch:
                     store.set_meta(SWEPT, str(batch[-1][0]))
             done += len(batch)
+            if progress and total > 0:
+                progress(min(done, total), total)
             if len(batch) < BATCH:
                 return done
 
@@ -158,7 +162,8 @@ class Graph(UseCase):
         return store.graph.erase_from(node_ids)
 
     # -- read back ---------------------------------------------------------------------------
-    def entity_graph(self, name: str, *, depth: int = 1, as_of: str | None = None) -> dict:
+    def entity_graph(self, name: str, *, depth: int = 1, as_of: str | None = None,
+                     progress: Progress | None = None) -> dict:
         """The entity called `name` (or known by it) and its edges, retired ones included;
         with `as_of`, only those that held then. Depth 2 follows each object one more hop;
         MAX_EDGES bound the answer."""
@@ -167,7 +172,7 @@ class Graph(UseCase):
         until = self.as_of(as_of)
         for scope, store in self.stores.existing():
             if not store.read_only_reason:
-                self.catch_up(store)
+                self.catch_up(store, progress)
             entity = store.graph.find_entity(name.strip())
             if entity is None:
                 continue
