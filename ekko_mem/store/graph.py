@@ -52,11 +52,18 @@ class GraphStore(Part):
 
     def retire_from(self, node_ids: list[str], now: str) -> int:
         """Retire the live edges these memories gave."""
+        return self._mark(node_ids, now, None)
+
+    def revive_from(self, node_ids: list[str], retired_at: str) -> int:
+        """An undo put these memories back: the edges they lost at `retired_at` hold again."""
+        return self._mark(node_ids, None, retired_at)
+
+    def _mark(self, node_ids: list[str], retired_at: str | None, was: str | None) -> int:
         done = 0
         for node_id in node_ids:
             done += self.db.execute("update memory_edges set retired_at = ? where"
-                                    " source_node_id = ? and retired_at is null",
-                                    (now, node_id)).rowcount
+                                    " source_node_id = ? and retired_at is ?",
+                                    (retired_at, node_id, was)).rowcount
         return done
 
     def erase_from(self, node_ids: list[str]) -> int:
@@ -79,15 +86,6 @@ class GraphStore(Part):
                 self.db.execute("delete from memory_entity_names where entity_id = ?",
                                 (entity_id,))
         return gone
-
-    def revive_from(self, node_ids: list[str], retired_at: str) -> int:
-        """An undo put these memories back: the edges they lost at `retired_at` hold again."""
-        done = 0
-        for node_id in node_ids:
-            done += self.db.execute("update memory_edges set retired_at = null where"
-                                    " source_node_id = ? and retired_at = ?",
-                                    (node_id, retired_at)).rowcount
-        return done
 
     def named(self, words: list[str]) -> list[dict]:
         """The entities any of `words` names (a name or an alias, case aside), read through the
