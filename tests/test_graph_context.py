@@ -381,3 +381,11 @@ def test_a_long_first_graph_read_reports_its_progress(ws):
     with MemoryService(ws) as svc:
         svc.entity_graph("Cal", progress=shown)
     assert stream.getvalue().endswith("reading memories for the graph 3/3")
+
+
+def test_erasing_a_memory_keeps_an_entity_a_live_memory_names_outright(cli, ws):
+    first = remembered(cli, "--entity", "Zed:project", "Zed ships every two weeks")
+    cli("graph", "Zed")  # the graph has read the first memory, not the second
+    remembered(cli, "--entity", "Zed", "Zed is written in Go")
+    assert cli("forget", first, "--hard", "--yes").code == 0
+    assert cli("graph", "Zed", "--json").json()["entity"]["kind"] == "project"

@@ -67,25 +67,11 @@ class GraphStore(Part):
         return done
 
     def erase_from(self, node_ids: list[str]) -> int:
-        """Delete the edges these memories gave, and the entities no edge names after that;
-        returns how many edges went."""
-        named: set[str] = set()
-        gone = 0
-        for node_id in node_ids:
-            for subject, obj in self.db.all("select subject, object_entity_id from memory_edges"
-                                            " where source_node_id = ?", (node_id,)):
-                named.update(x for x in (subject, obj) if x and x not in ("user", "project"))
-            gone += self.db.execute("delete from memory_edges where source_node_id = ?",
-                                    (node_id,)).rowcount
-        for entity_id in sorted(named):
-            still = self.db.one("select 1 from memory_edges where subject = ? union all"
-                                " select 1 from memory_edges where object_entity_id = ?"
-                                " limit 1", (entity_id, entity_id))
-            if still is None:
-                self.db.execute("delete from memory_entities where id = ?", (entity_id,))
-                self.db.execute("delete from memory_entity_names where entity_id = ?",
-                                (entity_id,))
-        return gone
+        """Delete the edges these memories gave; returns how many went. Which entities go
+        with them is the erasure's to settle (store/erasure.py settle_entities): one a live
+        memory still lists by name stays, with the kind it was given."""
+        return sum(self.db.execute("delete from memory_edges where source_node_id = ?",
+                                   (node_id,)).rowcount for node_id in node_ids)
 
     def named(self, words: list[str]) -> list[dict]:
         """The entities any of `words` names (a name or an alias, case aside), read through the
