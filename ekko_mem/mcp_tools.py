@@ -28,11 +28,12 @@ CONFIRM = "confirm"
 class ContextRequest(Model):
     """memory_context input: the question, budget and session `ekko-mem context` takes."""
     text: Optional[str] = Field(default=None, description=(
-        "The user's message; left out, only the fixed sections (recent messages, tasks...)."))
+        "The user's message; left out, only the fixed sections."))
     budget: Optional[int] = Field(default=None, ge=low("budget"), le=high("budget"), description=(
         f"Tokens for the text (default: as configured, else {VALUES['budget'].default})."))
     session: Optional[str] = Field(default=None, description=(
         "Whose conversation (default: the server's)."))
+    asOf: Optional[str] = Field(default=None, description="Memory as it was on this date.")
 
 
 class GraphRequest(Model):
@@ -148,13 +149,15 @@ class MemoryTools:
         ids it used and a few counts beside it, never the whole MemoryContext."""
         asked = ContextRequest.model_validate(request)
         built = self.service.build_context(asked.text, session=asked.session,
-                                           budget=asked.budget)
+                                           budget=asked.budget, as_of=asked.asOf)
         seen = built["diagnostics"]
         text = _within(built["text"], seen["budget"], seen["tokenCounter"])
         data = {"contextId": built["contextId"], "usedMemoryIds": built["usedMemoryIds"],
                 **{k: seen[k] for k in ("usedTokens", "budget", "tokenCounter", "storeStatus")}}
         if seen["warnings"]:
             data["warnings"] = seen["warnings"]
+        if seen.get("asOf"):
+            data["asOf"] = seen["asOf"]
         return Reply(text, data)
 
     def log(self, request: dict, *, confirm: bool = False) -> dict:

@@ -128,7 +128,7 @@ def test_lists_exactly_the_seven_tools_with_the_design_shapes(agent):
     assert props["memory_get"] == {"id", "type", "key", "valueJson", "scope", "domain"}
     assert props["memory_propose_update"] == set(ProposeUpdate.model_fields) | {"confirm"}
     assert props["memory_forget"] == set(ForgetRequest.model_fields) | {"confirm"}
-    assert props["memory_context"] == {"text", "budget", "session"}
+    assert props["memory_context"] == {"text", "budget", "session", "asOf"}
     assert props["memory_log"] == {"content", "role", "session", "parent", "metadata", "confirm"}
     assert props["memory_graph"] == {"name", "depth", "asOf"}
     propose = tools["memory_propose_update"].description
@@ -167,6 +167,16 @@ def test_the_graph_tool_answers_as_graph_does(agent):
                                          for e in found["edges"]]
     missing = agent.call("memory_graph", name="没有这个人")
     assert missing.error and "no entity named" in missing.text
+
+
+@needs_mcp
+def test_the_context_tool_reads_memory_as_of_a_date(agent):
+    node = {"scope": "workspace", "type": "fact", "title": "My sister Anna is a nurse",
+            "content": "My sister Anna is a nurse"}
+    assert agent.remember(node)["accepted"] is True
+    then = agent.call("memory_context", text="What does Anna do?", asOf="2020-01-01")
+    assert "nurse" not in then.text and then.data["asOf"] == "2020-01-01T23:59:59.999Z"
+    assert "nurse" in agent.call("memory_context", text="What does Anna do?").text
 
 
 @needs_mcp
