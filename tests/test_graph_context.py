@@ -389,3 +389,62 @@ def test_erasing_a_memory_keeps_an_entity_a_live_memory_names_outright(cli, ws):
     remembered(cli, "--entity", "Zed", "Zed is written in Go")
     assert cli("forget", first, "--hard", "--yes").code == 0
     assert cli("graph", "Zed", "--json").json()["entity"]["kind"] == "project"
+
+
+def test_a_question_about_now_or_a_month_to_come_sets_no_moment():
+    from datetime import datetime, timezone
+    now = datetime(2026, 6, 15, 10, tzinfo=timezone.utc)
+    for question in ("Last year I moved to Berlin. What does Anna do now?",
+                     "去年我换了工作，Anna现在是做什么的？",
+                     "did we agree to ship v2 in July?", "从去年起我换过几次工作"):
+        assert asked_as_of(question, now) is None, question
+    assert asked_as_of("今年三月我们用了什么数据库？", now) == "2026-03-31T23:59:59.999Z"
+    assert asked_as_of("去年我搬到了哪里？", now) == "2025-12-31T23:59:59.999Z"
+    assert asked_as_of("2025年我从事什么工作？", now) == "2025-12-31T23:59:59.999Z"
+
+
+def test_an_entity_line_keeps_its_newest_facts_and_only_their_memories(cli, ws):
+    old = remembered(cli, "My sister Anna likes tennis")
+    for hobby in ("golf", "chess", "hiking", "ramen", "jazz", "sailing", "opera", "pottery"):
+        remembered(cli, f"My sister Anna likes {hobby}")
+    newest = remembered(cli, "My sister Anna lives in Oslo")
+    (line,) = context(cli, "where does Anna live?")["entities"]
+    assert line["facts"][-1] == "lives in Oslo" and "likes tennis" not in line["facts"]
+    assert newest in line["sourceNodeIds"] and old not in line["sourceNodeIds"]
+
+
+def test_a_chain_of_roles_reads_past_edges_it_may_not_show(cli, ws):
+    remembered(cli, "My sister Anna is a nurse")
+    for hobby in ("golf", "chess", "hiking", "ramen", "jazz", "sailing"):
+        cli("remember", "--scope", "session", "--session", "other",
+            f"My sister Anna likes {hobby}")
+    cli("graph", "Anna")
+    answer = context(cli, "what does my sister do?")
+    assert [e["name"] for e in answer["entities"]] == ["Anna"]
+    assert "nurse" in answer["entities"][0]["facts"]
+
+
+def test_graph_leaves_out_another_sessions_scratch_memory(cli, ws):
+    remembered(cli, "我同事小王是前端")
+    cli("remember", "--scope", "session", "--session", "other", "小王是我的邻居")
+    relations = {e["relation"] for e in cli("graph", "小王", "--json").json()["edges"]}
+    assert "neighbour" not in relations and "colleague" in relations
+    mine = cli("graph", "小王", "--json", env={"EKKO_SESSION": "other"}).json()["edges"]
+    assert "neighbour" in {e["relation"] for e in mine}
+
+
+def test_as_of_the_last_month_a_calendar_holds(cli, ws):
+    assert cli("query", "x", "--as-of", "9999-12", "--json").code == 0
+
+
+def test_my_current_manager_is_the_one_the_live_edges_say(cli, ws):
+    remembered(cli, "My manager Lee is a designer")
+    for question in ("who is my current manager?", "我现在的老板是谁？"):
+        assert [e["name"] for e in context(cli, question)["entities"]] == ["Lee"], question
+
+
+def test_a_capitalised_word_that_opens_an_order_is_no_name(cli, ws):
+    remembered(cli, "My friend Mark lives in Oslo")
+    assert context(cli, "Mark the deploy task as done")["entities"] == []
+    assert context(cli, "Mark lives where?")["entities"][0]["name"] == "Mark"
+    assert context(cli, "Where does Mark live?")["entities"][0]["name"] == "Mark"

@@ -89,6 +89,10 @@ def joins(question: str) -> list[tuple[str, ...]]:
     """The relation paths from the user a question follows: "what does my sister's husband
     do?" -> [("sibling", "spouse", "works_as")], 我姐姐的老公 -> [("sibling", "spouse")]."""
     zh = chinese(question)
+    # "my current manager", 我现在的老板: the one who holds the role now, which is what
+    # the live edges say anyway.
+    question = re.sub(r"(?i)\b(my|our)\s+(?:current|present|new)\s+", r"\1 ", question)
+    question = re.sub(r"(我们|我|咱们)(?:现在|目前|如今|新)的?", r"\1的", question)
     paths = []
     for match in W.pattern("chain_zh" if zh else "chain_en").finditer(question):
         roles = W.pattern("role_zh" if zh else "role_en").findall(match.group(0))

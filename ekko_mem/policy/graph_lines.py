@@ -85,14 +85,24 @@ OWNERS = {"user": ("用户", "the user"), "project": ("项目", "the project")}
 
 
 def facts(entity_id: str, edges: list[dict], chinese: bool) -> list[str]:
-    """What the edges say of the entity, oldest first, each once."""
+    """What the edges (oldest first) say of the entity, each once, the newest MAX_FACTS."""
+    return newest_facts(entity_id, edges[::-1], chinese)[0]
+
+
+def newest_facts(entity_id: str, newest_first: list[dict], chinese: bool
+                 ) -> tuple[list[str], list[dict]]:
+    """The MAX_FACTS newest facts the edges say of the entity, printed oldest first, and the
+    edges they were read from (only those: a fact left out used no memory)."""
     zh = _zh_words() if chinese else {}
-    out: list[str] = []
-    for edge in edges:
+    kept: dict[str, dict] = {}
+    for edge in newest_first:
         fact = _fact(entity_id, edge, chinese, zh)
         if fact:
-            out.append(fact + _times(edge, chinese))
-    return list(dict.fromkeys(out))[:MAX_FACTS]
+            kept.setdefault(fact + _times(edge, chinese), edge)
+        if len(kept) >= MAX_FACTS:
+            break
+    said = list(kept.items())[::-1]
+    return [fact for fact, _ in said], [edge for _, edge in said]
 
 
 def _fact(entity_id: str, edge: dict, chinese: bool, zh: dict[str, str]) -> str:

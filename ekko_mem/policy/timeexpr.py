@@ -151,10 +151,16 @@ _TIME_HINTS = ("年", "月", "周", "星期", "礼拜", "昨天", "前天", "yea
 _PAST_EN = (r"\b(?:did|was|were|had|used to|back in|ago|last (?:year|month|week)|yesterday|"
             r"previously|earlier)\b")
 _PAST_ZH = ("去年", "前年", "上个月", "上月", "上周", "上星期", "上礼拜", "昨天", "前天", "那时",
-            "当时", "那年", "那个月", "以前", "曾经")
+            "当时", "那年", "那个月", "以前", "曾经", "了")
+# A question about now, whatever else it says ("Last year I moved; what does Anna do now?").
+_NOW = r"\b(?:now|currently|these days|nowadays|at the moment|today)\b|现在|目前|如今|当前"
 # A bound, not a period asked about: "since 2024", "before 2025" (a before-question is read
-# by asks_before_change), 2024年以来.
-_BOUND = r"\b(?:since|after|before|until|till|from)\b|以来|之后|以后|之前|以前的?\d|从|到"
+# by asks_before_change), 2024年以来, 从去年起, 到三月为止.
+_BOUND = (r"\b(?:since|after|before|until|till|from)\b|以来|之后|以后|之前|以前的?\d|"
+          r"从\S{0,10}?(?:开始|起)|到\S{0,10}?为止")
+# Words that place a period in a year already over; without one, a month or day named on its
+# own is this year's ("did we agree to ship in July?" in June asks about this July).
+_YEAR_BACK = r"\b(?:last year|years? ago|back in)\b|去年|前年|那年"
 _WEEKDAY = (r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|(?:周|星期|礼拜)[一二三四五六日天]")
 
 
@@ -170,7 +176,7 @@ def asked_as_of(question: str, now: datetime) -> str | None:
     if not (re.search(_PAST_EN, lowered) or any(w in question for w in _PAST_ZH)
             or any(y < now.year for y in years)):
         return None
-    if re.search(_BOUND, lowered) or re.search(_WEEKDAY, lowered):
+    if re.search(_BOUND, lowered) or re.search(_WEEKDAY, lowered) or re.search(_NOW, lowered):
         return None
     from ..extract.entity_times import moment
     # "May I ask what Anna did?": a capital May that opens a question is the verb.
@@ -179,6 +185,8 @@ def asked_as_of(question: str, now: datetime) -> str | None:
     end = _period_end(said) if said else None
     if end is None or end >= now:
         return None
+    if end.year < now.year and not years and not re.search(_YEAR_BACK, lowered):
+        return None  # this year's July, still to come, not last year's
     return end.strftime("%Y-%m-%dT%H:%M:%S.") + f"{end.microsecond // 1000:03d}Z"
 
 
@@ -196,8 +204,8 @@ def _period_end(period: str) -> datetime | None:
             elif len(parts) == 2:
                 if not 1 <= parts[1] <= 12:
                     return None
-                following = date(parts[0] + parts[1] // 12, parts[1] % 12 + 1, 1)
-                last = following - timedelta(days=1)
+                last = date(parts[0], 12, 31) if parts[1] == 12 else (
+                    date(parts[0], parts[1] + 1, 1) - timedelta(days=1))
             else:
                 last = date(*parts)
     except ValueError:

@@ -23,7 +23,8 @@ class ExplanationView(Renderer):
             said = ", ".join(entry.get("from") or [])
             out.append(f"- a line on {human.field(entry['name'])} ({entry['kind']},"
                        f" {entry['id']}) read from {said}" if entry.get("name") else
-                       f"- a line on an entity since erased ({entry['id']})")
+                       f"- a line on an entity not found now: erased, or its db cannot be"
+                       f" read ({entry['id']})")
         for entry in found.get("leftOut") or []:
             out.append(f"- left out {entry['kind']} {entry['id']}"
                        f" ({WHY_LEFT_OUT.get(entry['reason'], entry['reason'])})"

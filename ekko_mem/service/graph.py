@@ -53,7 +53,24 @@ def said_as_named(names: list[str], question: str) -> bool:
     (Anna, Bill, Rose) only with its capital ("split the bill" names nobody called Bill),
     and never a role (my wife, 我老婆: who that is now is read along the live edges)."""
     return any(not n.lower().startswith(ROLE_ALIAS) and (
-        " " in n or not n[:1].isupper() or not n.isascii() or n in question) for n in names)
+        " " in n or not n[:1].isupper() or not n.isascii() or _named_in(n, question))
+        for n in names)
+
+
+def _named_in(name: str, question: str) -> bool:
+    """A capitalised word said as a name: with its capital, and where a sentence begins with
+    it only when a name's words follow ("Mark the task as done" is an order, "Mark is?" not)."""
+    import re
+    for m in re.finditer(rf"(?<![A-Za-z]){re.escape(name)}(?![A-Za-z])", question):
+        opens = not question[:m.start()].strip() or question[:m.start()].rstrip()[-1:] in ".!?"
+        if not opens or re.match(_AFTER_A_NAME, question[m.end():]):
+            return True
+    return False
+
+
+# What follows a name that opens a sentence: "Anna's", "Anna is", "Anna, …", "Anna?".
+_AFTER_A_NAME = (r"(?:'s\b|\s*[,?!:]|\s+(?:is|was|does|did|has|had|and|or|lives|works|"
+                 r"likes|said|says|will|can)\b|\s*$)")
 
 
 ROLE_ALIAS = ("my ", "our ", "我", "咱")
@@ -176,7 +193,8 @@ class Graph(UseCase):
             entity = store.graph.find_entity(name.strip())
             if entity is None:
                 continue
-            edges, truncated = self._walk(store, entity["id"], int(depth), until)
+            edges, truncated = self._walk(store, entity["id"], int(depth), until,
+                                          self._not_others(store))
             return {"entity": {k: entity[k] for k in ("name", "kind", "aliases")},
                     "scope": scope, "depth": depth, "asOf": until, "edges": edges,
                     "truncated": truncated,
@@ -201,8 +219,22 @@ class Graph(UseCase):
         return sorted(found.values(), key=lambda m: m["createdAt"],
                       reverse=True)[:MAX_MESSAGES]
 
+    def _not_others(self, store: SqliteMemoryStore):
+        """Whether an edge's memory is not another session's scratch memory (which `query`
+        does not show either)."""
+        sid, seen = self.session(), {}
+
+        def mine(edge: dict) -> bool:
+            node_id = edge["sourceNodeId"]
+            if node_id not in seen:
+                node = store.nodes.get_node(node_id)
+                seen[node_id] = node is None or node["scope"] != "session" or \
+                    node.get("sessionId") == sid
+            return seen[node_id]
+        return mine
+
     def _walk(self, store: SqliteMemoryStore, start: str, depth: int,
-              until: str | None) -> tuple[list[dict], bool]:
+              until: str | None, mine=lambda edge: True) -> tuple[list[dict], bool]:
         edges: list[dict] = []
         seen, frontier = {start}, [start]
         for _ in range(depth):
@@ -210,7 +242,8 @@ class Graph(UseCase):
             taken = {e["id"] for e in edges}
             for entity_id in frontier:
                 for edge in store.graph.edges_of(entity_id, MAX_EDGES + 1):
-                    if edge["id"] not in taken and (until is None or held(edge, until)):
+                    if edge["id"] not in taken and (until is None or held(edge, until)) \
+                            and mine(edge):
                         taken.add(edge["id"])
                         found.append(edge)
             edges += found
@@ -229,7 +262,7 @@ class Graph(UseCase):
         edges that held at `until` and whose memory `visible(store, node_id)` lets in. Memories
         the graph has not read are read first only when they could name someone the question
         does, and only a few; each db's entities are its own."""
-        from ..policy.graph_lines import facts, name_words, says_a_role
+        from ..policy.graph_lines import name_words, newest_facts, says_a_role
         from ..policy.topics import is_chinese
         chinese, out = is_chinese(question), []
         words, roles = name_words(question), says_a_role(question)
@@ -245,13 +278,13 @@ class Graph(UseCase):
                          if e["id"] not in reached and said_as_named(e["said"], question)]
             for entity in entities:
                 edges = [e for e in store.graph.said_of(entity["id"], MAX_EDGES)
-                         if holds(store, e)][::-1]
-                said = facts(entity["id"], edges, chinese)
+                         if holds(store, e)]
+                said, used = newest_facts(entity["id"], edges, chinese)
                 if said:
                     out.append({"id": entity["id"], "name": entity["name"],
                                 "kind": entity["kind"], "facts": said,
                                 "sourceNodeIds": list(dict.fromkeys(
-                                    e["sourceNodeId"] for e in edges))})
+                                    e["sourceNodeId"] for e in used))})
                 if len(out) >= MAX_LINES:
                     return out
         return out
@@ -281,9 +314,11 @@ class Graph(UseCase):
             for relation in path:
                 if relation not in RELATIONS or relation in ATTRIBUTES:
                     break
-                edges = [e for f in frontier
-                         for e in store.graph.live_edges(f, (relation,), 5, retired=True)
-                         if holds(store, e)]
+                # Read past the ones that do not hold (another session's, say) to the few
+                # that do.
+                edges = [e for f in frontier for e in [
+                    e for e in store.graph.live_edges(f, (relation,), MAX_EDGES, retired=True)
+                    if holds(store, e)][:5]]
                 frontier = list(dict.fromkeys(e["objectId"] for e in edges
                                               if e["objectId"]))[:5]
                 found = [e for e in found if e["id"] not in frontier] + [
