@@ -448,3 +448,15 @@ def test_a_capitalised_word_that_opens_an_order_is_no_name(cli, ws):
     assert context(cli, "Mark the deploy task as done")["entities"] == []
     assert context(cli, "Mark lives where?")["entities"][0]["name"] == "Mark"
     assert context(cli, "Where does Mark live?")["entities"][0]["name"] == "Mark"
+
+
+def test_two_periods_back_are_not_read_as_one():
+    from datetime import date
+
+    from ekko_mem.extract.entity_times import moment
+    today = date(2026, 6, 15)  # a Monday, ISO week 25
+    assert [moment(q, today, past=True) for q in ("上上周我在干嘛", "上上个月我吃了什么",
+                                                    "大前年我在哪", "大前天", "上上周五")] == [
+        "2026-W23", "2026-04", "2023", "2026-06-12", "2026-06-05"]
+    assert [moment(q, today) for q in ("上周", "上个月", "前年", "后年", "下下周三")] == [
+        "2026-W24", "2026-05", "2024", "2028", "2026-07-01"]

@@ -110,7 +110,10 @@ def _resolved(g: dict[str, str], today: date, past: bool, birthday: bool) -> str
 _OFFSETS = {"上": -1, "last": -1, "这": 0, "本": 0, "this": 0, "on": 0, "下": 1, "next": 1,
             "上个月": -1, "上月": -1, "这个月": 0, "这月": 0, "本月": 0, "下个月": 1, "下月": 1,
             "去年": -1, "今年": 0, "明年": 1, "前年": -2, "前天": -2, "昨天": -1, "今天": 0,
-            "明天": 1, "后天": 2, "yesterday": -1, "today": 0, "tomorrow": 1}
+            "明天": 1, "后天": 2, "yesterday": -1, "today": 0, "tomorrow": 1,
+            # two back or ahead: the longer words are tried first, so 上上周 is not 上周
+            "上上": -2, "下下": 2, "上上个月": -2, "上上月": -2, "下下个月": 2, "下下月": 2,
+            "大前年": -3, "后年": 2, "大前天": -3, "大后天": 3}
 
 
 def _exists(year: int | None, month: int | None, day: int | None) -> bool:
