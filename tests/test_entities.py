@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from golden.entities import NOW, E
 from golden.graph_scoring import edges, graph_score, recall, wrong
 
-from ekko_mem.extract.entities import RELATIONS, joins, names_in, read_graph
+from ekko_mem.extract.entities import RELATIONS, joins, read_graph
 from ekko_mem.extract.entity_times import moment
 
 NOTHING = ("negation", "question", "hypothetical", "hearsay", "noun")
@@ -164,15 +164,6 @@ def test_a_time_to_come_that_is_not_named_gives_nothing():
 ])
 def test_joins_are_the_role_paths_a_question_follows(question, paths):
     assert joins(question) == paths
-
-
-def test_names_in_finds_known_names_longest_first_and_as_whole_words():
-    known = {"小王": "小王", "王伟": "小王", "Wang Wei": "小王", "my wife": "李娜",
-             "Ann": "Ann", "Anna": "Anna"}
-    assert names_in("did Wang Wei reply? ask 王伟 and my wife", known) == ["小王", "李娜"]
-    assert names_in("Anna called", known) == ["Anna"]
-    assert names_in("is MY WIFE home", ["my wife"]) == ["my wife"]
-    assert names_in("Annabel called", known) == []
 
 
 WORDS = st.sampled_from(["我", "他", "她", "的", "是", "在", "住", "叫", "小王", "老婆", "姐姐", "猫",

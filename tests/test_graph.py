@@ -20,7 +20,8 @@ def test_the_store_keeps_entities_by_name_and_edges_either_way_round(ws):
     assert again == anna == "ent_1"
     assert graph.find_entity("annie")["name"] == "Anna"
     assert graph.find_entity("anna")["aliases"] == ["my sister Anna", "Annie"]
-    assert graph.aliases() == {"Anna": "Anna", "my sister Anna": "Anna", "Annie": "Anna"}
+    assert [(e["name"], e["said"]) for e in graph.named(["annie", "Bob"])] == [
+        ("Anna", ["Annie"])]
     edges = graph.edges_of(anna, 10)
     assert [(e["subjectName"], e["relation"], e["objectName"], e["value"], e["validFrom"])
             for e in edges] == [("user", "sibling", "Anna", "sister", None),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from ekko_mem.policy.graph_lines import facts, may_name_someone, name_words
+from ekko_mem.policy.graph_lines import may_name_someone, name_words, newest_facts
 from ekko_mem.policy.timeexpr import asked_as_of
 
 
@@ -162,9 +162,11 @@ def test_facts_read_both_ways_and_keep_their_times():
               "objectName": "Tom", "subjectName": "Anna"},
              {"subject": "e1", "relation": "works_as", "objectId": None, "value": "nurse",
               "validFrom": "2019", "objectName": None, "subjectName": "Anna"}]
-    assert facts("e1", edges, chinese=False) == ["sister", "husband Tom", "nurse (since 2019)"]
-    assert facts("e1", edges, chinese=True) == ["姐姐", "老公 Tom", "nurse（2019起）"]
-    assert facts("e2", edges[1:2], chinese=False) == ["Anna's husband"]
+    newest = edges[::-1]
+    assert newest_facts("e1", newest, chinese=False)[0] == [
+        "sister", "husband Tom", "nurse (since 2019)"]
+    assert newest_facts("e1", newest, chinese=True)[0] == ["姐姐", "老公 Tom", "nurse（2019起）"]
+    assert newest_facts("e2", edges[1:2], chinese=False) == (["Anna's husband"], edges[1:2])
 
 
 def test_a_question_names_a_past_period_or_none():

@@ -27,7 +27,6 @@ from datetime import date, datetime
 from . import entity_vocab as V
 from . import entity_words as W
 from .entity_times import moment, when_said
-from .entity_words import names_in
 from .text import chinese, rx
 from .vocab import HYPOTHETICAL, QUESTION, QUOTED
 
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
     # ("user", "sibling", "我姐姐", "person", "姐姐")
     Link: TypeAlias = tuple[str, str, str, str, str | None]
 
-__all__ = ["Edge", "Entity", "Graph", "RELATIONS", "joins", "names_in", "read_graph"]
+__all__ = ["Edge", "Entity", "Graph", "RELATIONS", "joins", "read_graph"]
 USER, PROJECT = "user", "project"
 ATTRIBUTES = ("works_as", "works_at", "lives_in", "hometown", "birthday", "works_on", "uses",
               "likes", "contributor")

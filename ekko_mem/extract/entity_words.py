@@ -175,19 +175,3 @@ def spans(text: str, names: Iterable[str]) -> tuple[tuple[int, int], ...]:
                 found.append(m.span())
     return tuple(sorted(found))
 
-
-def names_in(question: str, known_aliases) -> list[str]:
-    """The known entities a question names, in order: `known_aliases` maps each alias (a
-    canonical name included) to its entity's name, or is a plain list of names."""
-    aliases = (dict(known_aliases) if hasattr(known_aliases, "items")
-               else {a: a for a in known_aliases})
-    taken: list[tuple[int, int, str]] = []
-    for alias in sorted(aliases, key=len, reverse=True):
-        if not alias.strip():
-            continue
-        edge = r"\b" if alias[:1].isascii() and alias[:1].isalnum() else ""
-        tail = r"\b" if alias[-1:].isascii() and alias[-1:].isalnum() else ""
-        for m in re.finditer(edge + re.escape(alias) + tail, question, re.IGNORECASE):
-            if all(m.end() <= s or m.start() >= e for s, e, _ in taken):
-                taken.append((m.start(), m.end(), aliases[alias]))
-    return list(dict.fromkeys(name for _, _, name in sorted(taken)))

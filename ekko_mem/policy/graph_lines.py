@@ -84,11 +84,6 @@ OBJECT_OF = {
 OWNERS = {"user": ("用户", "the user"), "project": ("项目", "the project")}
 
 
-def facts(entity_id: str, edges: list[dict], chinese: bool) -> list[str]:
-    """What the edges (oldest first) say of the entity, each once, the newest MAX_FACTS."""
-    return newest_facts(entity_id, edges[::-1], chinese)[0]
-
-
 def newest_facts(entity_id: str, newest_first: list[dict], chinese: bool
                  ) -> tuple[list[str], list[dict]]:
     """The MAX_FACTS newest facts the edges say of the entity, printed oldest first, and the

@@ -118,12 +118,6 @@ class GraphStore(Part):
         return [_edge(row) for row in self.db.all(sql + " order by g.recorded_at desc limit ?",
                                                   (*args, limit))]
 
-    def entities(self) -> list[dict]:
-        """Every entity, oldest first (for export)."""
-        return [_entity(r) for r in self.db.all(
-            "select id, kind, name, aliases_json, created_at from memory_entities"
-            " order by created_at, id")]
-
     def read_to(self) -> tuple[int, int]:
         """(the rowid of the last memory the graph was read from, the last memory's rowid):
         the graph is behind while the first is smaller."""
@@ -158,15 +152,6 @@ class GraphStore(Part):
         row = self.db.one("select id, kind, name, aliases_json, created_at from memory_entities"
                           " where id = ?", (entity_id,))
         return _entity(row) if row else None
-
-    def aliases(self) -> dict[str, str]:
-        """Every name and alias, to the entity's name."""
-        out: dict[str, str] = {}
-        for name, aliases in self.db.all("select name, aliases_json from memory_entities"):
-            out[name] = name
-            for alias in json.loads(aliases):
-                out.setdefault(alias, name)
-        return out
 
     def edges_of(self, entity_id: str, limit: int) -> list[dict]:
         """The edges about `entity_id` (an id, 'user' or 'project') either way round, with
